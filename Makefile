@@ -1,0 +1,34 @@
+# The two entry points: `make demo` and `make test`. Both set up what they need first.
+BUILD ?= build
+JOBS ?= 2
+CMAKE_FLAGS ?=
+
+.PHONY: setup build demo test test-asan bench clean
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	@echo "== shardlens inspect examples/gpt2_medium.py"
+	@$(BUILD)/shardlens inspect examples/gpt2_medium.py
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+	@$(MAKE) --no-print-directory test-asan
+
+# The unit and robustness tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan: setup
+	@cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSHARDLENS_SANITIZE=ON \
+	  -DSHARDLENS_DEPS_DIR=$(CURDIR)/$(BUILD)/_deps >/dev/null
+	@cmake --build $(BUILD)-asan -j$(JOBS) --target shardlens shardlens_unit_tests
+	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS) -L sanitized
+
+bench: build
+	@$(BUILD)/shardlens_bench_extract
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan

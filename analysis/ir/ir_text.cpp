@@ -1,0 +1,142 @@
+#include "ir/ir_text.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace shardlens::ir {
+namespace {
+
+bool is_index(const std::string& key) {
+  return !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// Consecutive children with integer keys and identical structure, as [first, last).
+struct Run {
+  size_t first, last;
+};
+
+std::vector<Run> runs_of(const ModelIR& model, const Module& m) {
+  std::vector<Run> runs;
+  for (size_t i = 0; i < m.children.size();) {
+    size_t j = i + 1;
+    if (is_index(m.child_keys[i]))
+      while (j < m.children.size() && is_index(m.child_keys[j]) &&
+             model.modules[m.children[j]].structure_hash == model.modules[m.children[i]].structure_hash &&
+             std::stoll(m.child_keys[j]) == std::stoll(m.child_keys[j - 1]) + 1)
+        ++j;
+    runs.push_back({i, j});
+    i = j;
+  }
+  return runs;
+}
+
+void print_module(const ModelIR& model, int index, int indent, std::ostringstream& out) {
+  const Module& m = model.modules[index];
+  if (m.children.empty()) {
+    out << m.class_name << "(" << m.extra_repr << ")";
+    return;
+  }
+  std::string pad(static_cast<size_t>(indent + 2), ' ');
+  out << m.class_name << "(\n";
+  if (!m.extra_repr.empty()) out << pad << m.extra_repr << "\n";
+  for (const Run& r : runs_of(model, m)) {
+    size_t n = r.last - r.first;
+    out << pad << "(" << m.child_keys[r.first];
+    if (n > 1) out << "-" << m.child_keys[r.last - 1] << "): " << n << " x ";
+    else out << "): ";
+    print_module(model, m.children[r.first], indent + 2, out);
+    out << "\n";
+  }
+  out << std::string(static_cast<size_t>(indent), ' ') << ")";
+}
+
+std::string shape_text(const std::vector<int64_t>& shape, bool known) {
+  if (!known) return "[?]";
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+struct Row {
+  std::string name, shape;
+  int64_t count;
+  int64_t times;
+};
+
+void collect_rows(const ModelIR& model, int index, const std::string& prefix, int64_t times, std::vector<Row>& rows) {
+  const Module& m = model.modules[index];
+  for (int p : m.parameters) {
+    const auto& param = model.parameters[p];
+    std::string leaf = param.name.substr(param.name.rfind('.') == std::string::npos ? 0 : param.name.rfind('.') + 1);
+    rows.push_back({prefix + leaf, shape_text(param.shape, param.shape_known), param.numel(), times});
+  }
+  for (const Run& r : runs_of(model, m)) {
+    size_t n = r.last - r.first;
+    std::string key = n > 1 ? "{" + m.child_keys[r.first] + "-" + m.child_keys[r.last - 1] + "}" : m.child_keys[r.first];
+    for (size_t k = r.first; k < (n > 1 ? r.first + 1 : r.last); ++k)
+      collect_rows(model, m.children[k], prefix + key + ".", times * static_cast<int64_t>(n), rows);
+  }
+}
+
+std::string human(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f %s", bytes, units[u]);
+  return buf;
+}
+
+}  // namespace
+
+std::string format_count(int64_t n) {
+  std::string s = std::to_string(n < 0 ? -n : n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return (n < 0 ? "-" : "") + s;
+}
+
+std::string to_text(const ModelIR& model) {
+  std::ostringstream out;
+  if (model.modules.empty()) return "";
+  print_module(model, 0, 0, out);
+  out << "\n\n";
+  std::vector<Row> rows;
+  collect_rows(model, 0, "", 1, rows);
+  size_t wname = 9, wshape = 5;
+  for (auto& r : rows) {
+    wname = std::max(wname, r.name.size());
+    wshape = std::max(wshape, r.shape.size());
+  }
+  char line[1024];
+  std::snprintf(line, sizeof line, "%-*s  %-*s  %15s  %s\n", static_cast<int>(wname), "parameter", static_cast<int>(wshape), "shape", "count", "");
+  out << line;
+  for (auto& r : rows) {
+    std::string times = r.times > 1 ? "x " + std::to_string(r.times) : "";
+    std::snprintf(line, sizeof line, "%-*s  %-*s  %15s  %s\n", static_cast<int>(wname), r.name.c_str(),
+                  static_cast<int>(wshape), r.shape.c_str(), format_count(r.count).c_str(), times.c_str());
+    out << line;
+  }
+  int64_t total = model.total_parameters();
+  int64_t buffer_elems = 0;
+  for (auto& b : model.buffers) {
+    int64_t n = 1;
+    for (auto d : b.shape) n *= d;
+    buffer_elems += b.shape_known ? n : 0;
+  }
+  out << "\nmodel: " << model.model << " (" << model.root_expression << ")\n";
+  out << "total parameters: " << format_count(total) << " (" << human(static_cast<double>(total) * 2) << " in bf16, "
+      << human(static_cast<double>(total) * 4) << " in fp32)\n";
+  out << "parameter tensors: " << model.parameters.size() << ", modules: " << model.modules.size()
+      << ", buffers: " << model.buffers.size() << " (" << format_count(buffer_elems) << " elements)\n";
+  if (!model.unresolved.empty()) {
+    out << "\nunresolved (" << model.unresolved.size() << "):\n";
+    for (auto& u : model.unresolved)
+      out << "  " << model.source << ":" << u.span.line << ":" << u.span.column + 1 << ": " << u.what << ": " << u.reason << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace shardlens::ir

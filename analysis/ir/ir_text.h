@@ -1,0 +1,14 @@
+// The model IR as text: PyTorch's print(model) with repeated blocks folded, then a parameter
+// table (repeated blocks once, with their multiplicity) and totals.
+#pragma once
+
+#include <string>
+
+#include "ir/model_ir.h"
+
+namespace shardlens::ir {
+
+std::string to_text(const ModelIR& model);
+std::string format_count(int64_t n);  // 354823168 -> "354,823,168"
+
+}  // namespace shardlens::ir

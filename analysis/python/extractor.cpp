@@ -1,0 +1,375 @@
+#include "python/extractor.h"
+
+#include <tree_sitter/api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <unordered_set>
+
+#include "python/interpreter.h"
+#include "python/lowering.h"
+#include "python/module_tree.h"
+#include "python/syntax.h"
+
+namespace shardlens::python {
+namespace {
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+void collect_names(const Expr* e, std::vector<std::string>& out);
+void collect_names(const Block& b, std::vector<std::string>& out);
+
+void collect_names(const Expr* e, std::vector<std::string>& out) {
+  if (!e) return;
+  if (e->kind == ExprKind::Name) out.push_back(e->name);
+  for (const auto& item : e->items) collect_names(item.get(), out);
+  for (const auto& c : e->comprehensions) {
+    collect_names(c.iter.get(), out);
+    for (const auto& cond : c.conditions) collect_names(cond.get(), out);
+  }
+  if (e->lambda) collect_names(e->lambda->lambda_body.get(), out);
+}
+
+void collect_names(const Stmt& s, std::vector<std::string>& out) {
+  for (const auto& t : s.targets) collect_names(t.get(), out);
+  collect_names(s.value.get(), out);
+  collect_names(s.body, out);
+  collect_names(s.orelse, out);
+  collect_names(s.finalbody, out);
+  for (const auto& h : s.handlers) collect_names(h.body, out);
+  for (const auto& [ctx, target] : s.with_items) collect_names(ctx.get(), out);
+  if (s.function) {
+    for (const auto& p : s.function->params) collect_names(p.default_value.get(), out);
+    collect_names(s.function->body, out);
+  }
+  if (s.class_def) {
+    for (const auto& b : s.class_def->bases) collect_names(b.get(), out);
+    collect_names(s.class_def->body, out);
+  }
+}
+
+void collect_names(const Block& b, std::vector<std::string>& out) {
+  for (const auto& s : b)
+    if (s) collect_names(*s, out);
+}
+
+bool is_statement_type(const char* type) {
+  size_t n = std::strlen(type);
+  auto ends_with = [&](const char* suffix) {
+    size_t k = std::strlen(suffix);
+    return n >= k && std::strcmp(type + n - k, suffix) == 0;
+  };
+  return ends_with("_statement") || ends_with("_definition");
+}
+
+}  // namespace
+
+ModelExtractor::ModelExtractor(std::string text, std::string source_path)
+    : document_(std::move(text)), source_path_(std::move(source_path)) {}
+
+ModelExtractor::~ModelExtractor() = default;
+
+void ModelExtractor::apply_edit(const TextEdit& edit) { document_.apply_edit(edit); }
+
+std::vector<std::shared_ptr<Unit>> ModelExtractor::units(ExtractStats& stats) {
+  const std::string& text = document_.text();
+  TSNode root = ts_tree_root_node(document_.tree());
+  std::vector<TSNode> nodes;
+  uint32_t count = ts_node_named_child_count(root);
+  for (uint32_t i = 0; i < count; ++i) {
+    TSNode n = ts_node_named_child(root, i);
+    if (std::strcmp(ts_node_type(n), "comment") == 0) continue;
+    if (std::strcmp(ts_node_type(n), "ERROR") == 0) {
+      // Keep the statements tree-sitter recovered inside a top-level error.
+      nodes.push_back(n);  // reported as a syntax problem
+      uint32_t k = ts_node_named_child_count(n);
+      for (uint32_t j = 0; j < k; ++j) {
+        TSNode c = ts_node_named_child(n, j);
+        if (is_statement_type(ts_node_type(c)) || std::strcmp(ts_node_type(c), "decorated_definition") == 0)
+          nodes.push_back(c);
+      }
+      continue;
+    }
+    nodes.push_back(n);
+  }
+
+  std::unordered_multimap<uint64_t, std::shared_ptr<Unit>> next;
+  std::vector<std::shared_ptr<Unit>> out;
+  for (TSNode n : nodes) {
+    uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+    std::string_view unit_text(text.data() + a, b - a);
+    uint32_t row = ts_node_start_point(n).row;
+    bool is_error = std::strcmp(ts_node_type(n), "ERROR") == 0;
+    // The column of the first line is part of the key: spans store absolute columns.
+    uint64_t h = fnv1a(unit_text) ^ (static_cast<uint64_t>(ts_node_start_point(n).column) * 0x9E3779B97F4A7C15ULL) ^ (is_error ? 1 : 0);
+    std::shared_ptr<Unit> unit;
+    auto range = cache_.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it)
+      if (it->second->text == unit_text) {
+        unit = it->second;
+        cache_.erase(it);
+        break;
+      }
+    if (!unit) {
+      unit = std::make_shared<Unit>();
+      unit->text = std::string(unit_text);
+      unit->text_hash = h;
+      std::vector<SyntaxProblem> problems;
+      if (is_error) {
+        TSPoint p = ts_node_start_point(n), q = ts_node_end_point(n);
+        problems.push_back({{0, p.column, q.row - p.row, q.column}, "syntax error"});
+      } else {
+        unit->stmt = lower_top_level(n, text, row, problems);
+      }
+      for (auto& p : problems) unit->problems.emplace_back(p.span, p.message);
+      if (unit->stmt && unit->stmt->kind == StmtKind::ClassDef) {
+        unit->class_name = unit->stmt->class_def->name;
+        collect_names(unit->stmt->class_def->body, unit->referenced_names);
+        std::sort(unit->referenced_names.begin(), unit->referenced_names.end());
+        unit->referenced_names.erase(std::unique(unit->referenced_names.begin(), unit->referenced_names.end()), unit->referenced_names.end());
+        stats.classes_lowered.push_back(unit->class_name);
+      }
+      ++stats.units_lowered;
+    }
+    unit->start_row = row;
+    next.emplace(h, unit);
+    out.push_back(unit);
+  }
+  cache_ = std::move(next);
+  stats.units = out.size();
+  return out;
+}
+
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ULL + 0x9E3779B97F4A7C15ULL; }
+
+struct IrBuilder {
+  ir::ModelIR& model;
+  std::unordered_map<const InstanceObj*, int> index;
+
+  void build(InstanceObj& root) {
+    auto walk = named_modules(root);
+    for (auto& nm : walk) {
+      index[nm.module] = static_cast<int>(model.modules.size());
+      ir::Module m;
+      m.name = nm.name;
+      m.class_name = nm.module->cls->name;
+      if (nm.module->module) {
+        m.span = nm.module->module->span;
+        m.extra_repr = nm.module->module->extra_repr;
+      }
+      model.modules.push_back(std::move(m));
+    }
+    for (auto& nm : walk) {
+      if (!nm.module->module) continue;
+      auto& m = model.modules[index[nm.module]];
+      for (auto& [k, child] : nm.module->module->modules)
+        if (child) {
+          m.children.push_back(index[child.get()]);
+          m.child_keys.push_back(k);
+        }
+    }
+    for (auto& nt : named_tensors(root, false)) {
+      ir::Parameter p;
+      p.name = nt.name;
+      p.shape_known = nt.tensor->shape.has_value();
+      if (p.shape_known) p.shape = *nt.tensor->shape;
+      p.dtype = nt.tensor->dtype;
+      p.span = nt.tensor->span;
+      model.modules[index[nt.owner]].parameters.push_back(static_cast<int>(model.parameters.size()));
+      if (!p.shape_known)
+        model.unresolved.push_back({"shape of parameter '" + p.name + "'", nt.tensor->why ? nt.tensor->why->reason : "unknown", p.span});
+      model.parameters.push_back(std::move(p));
+    }
+    for (auto& nt : named_tensors(root, true)) {
+      ir::Buffer b;
+      b.name = nt.name;
+      b.shape_known = nt.tensor->shape.has_value();
+      if (b.shape_known) b.shape = *nt.tensor->shape;
+      b.dtype = nt.tensor->dtype;
+      b.persistent = nt.persistent;
+      b.span = nt.tensor->span;
+      model.modules[index[nt.owner]].buffers.push_back(static_cast<int>(model.buffers.size()));
+      if (!b.shape_known)
+        model.unresolved.push_back({"shape of buffer '" + b.name + "'", nt.tensor->why ? nt.tensor->why->reason : "unknown", b.span});
+      model.buffers.push_back(std::move(b));
+    }
+    std::vector<bool> done(model.modules.size(), false);
+    std::function<uint64_t(int)> hash = [&](int i) -> uint64_t {
+      auto& m = model.modules[i];
+      if (done[i]) return m.structure_hash;
+      done[i] = true;  // guards against cycles; set properly below
+      uint64_t h = std::hash<std::string>()(m.class_name);
+      h = mix(h, std::hash<std::string>()(m.extra_repr));
+      for (int p : m.parameters) {
+        auto& param = model.parameters[p];
+        h = mix(h, std::hash<std::string>()(param.name.substr(param.name.rfind('.') + 1)));
+        for (auto d : param.shape) h = mix(h, static_cast<uint64_t>(d));
+      }
+      for (int b : m.buffers) {
+        auto& buf = model.buffers[b];
+        h = mix(h, std::hash<std::string>()(buf.name.substr(buf.name.rfind('.') + 1)));
+        for (auto d : buf.shape) h = mix(h, static_cast<uint64_t>(d));
+      }
+      for (size_t c = 0; c < m.children.size(); ++c) {
+        h = mix(h, std::hash<std::string>()(m.child_keys[c]));
+        h = mix(h, hash(m.children[c]));
+      }
+      m.structure_hash = h;
+      return h;
+    };
+    for (size_t i = model.modules.size(); i-- > 0;) hash(static_cast<int>(i));
+  }
+};
+
+bool is_module_instance(const Value& v) {
+  auto* inst = v.as<InstanceObj>();
+  return inst && inst->module;
+}
+
+}  // namespace
+
+ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
+  ExtractResult result;
+  result.model.source = source_path_;
+  auto all_units = units(result.stats);
+
+  Interpreter interp;
+  interp.run_module(all_units, options.module_name);
+
+  std::shared_ptr<InstanceObj> root;
+  std::string how;
+  std::vector<std::string> considered;
+  Unit expression_unit;
+  ExprPtr expression;
+  if (!options.model_expression.empty()) {
+    std::vector<SyntaxProblem> problems;
+    expression = lower_expression_text(options.model_expression, problems);
+    if (!expression) {
+      result.error = "--model " + options.model_expression + ": not a Python expression";
+    } else {
+      Value v = interp.evaluate_in_globals(*expression, expression_unit);
+      if (is_module_instance(v)) {
+        root = std::static_pointer_cast<InstanceObj>(v.obj);
+        how = options.model_expression;
+      } else {
+        std::string why = v.is_unknown() ? v.unknown->reason : "it is a " + type_name(v);
+        for (auto& e : interp.events())
+          if (e.reason.find("Error") != std::string::npos || e.what.find("raised") != std::string::npos) why += "; " + e.what + ": " + e.reason;
+        result.error = "--model " + options.model_expression + " did not evaluate to an nn.Module: " + why;
+      }
+    }
+  } else {
+    // 1. A module instance bound at module level (also inside `if __name__ == "__main__":`).
+    std::vector<std::pair<std::string, std::shared_ptr<InstanceObj>>> instances;
+    for (const auto& name : interp.global_order()) {
+      auto it = interp.globals().vars.find(name);
+      if (it != interp.globals().vars.end() && is_module_instance(it->second))
+        instances.emplace_back(name, std::static_pointer_cast<InstanceObj>(it->second.obj));
+    }
+    std::unordered_set<const InstanceObj*> nested;
+    for (auto& [name, inst] : instances)
+      for (auto& nm : named_modules(*inst))
+        if (nm.module != inst.get()) nested.insert(nm.module);
+    std::vector<std::pair<std::string, std::shared_ptr<InstanceObj>>> tops;
+    for (auto& entry : instances)
+      if (!nested.count(entry.second.get())) tops.push_back(entry);
+    if (!tops.empty()) {
+      auto chosen = tops.back();
+      for (auto& entry : tops)
+        if (entry.first == "model") chosen = entry;
+      root = chosen.second;
+      how = chosen.first;
+      if (tops.size() > 1) {
+        std::string names;
+        for (auto& entry : tops) names += (names.empty() ? "" : ", ") + entry.first;
+        result.model.unresolved.push_back({"several module-level models (" + names + ")",
+                                           "chose '" + how + "'; pass --model to pick another", root->module->span});
+      }
+    } else {
+      // 2. The nn.Module class no other class uses and whose constructor needs no arguments.
+      std::unordered_set<std::string> referenced;
+      std::vector<const Unit*> class_units;
+      for (auto& u : all_units) {
+        if (u->class_name.empty()) continue;
+        class_units.push_back(u.get());
+      }
+      for (auto* u : class_units)
+        for (auto& n : u->referenced_names)
+          if (n != u->class_name) referenced.insert(n);
+      std::vector<std::pair<std::string, std::shared_ptr<InstanceObj>>> qualified;
+      for (auto* u : class_units) {
+        auto it = interp.globals().vars.find(u->class_name);
+        if (it == interp.globals().vars.end()) continue;
+        auto* cls = it->second.as<ClassObj>();
+        if (!cls || !cls->is_module) continue;
+        if (referenced.count(u->class_name)) {
+          considered.push_back(u->class_name + " (used by another class)");
+          continue;
+        }
+        Value v = interp.call(it->second, CallArgs{}, cls->span);
+        if (interp.exception_pending() || !is_module_instance(v)) {
+          std::string why = v.is_unknown() ? v.unknown->reason : "construction failed";
+          interp.take_exception("Exception");
+          if (why.find("missing required argument") != std::string::npos) why = "its constructor needs arguments";
+          considered.push_back(u->class_name + " (" + why + ")");
+          continue;
+        }
+        qualified.emplace_back(u->class_name, std::static_pointer_cast<InstanceObj>(v.obj));
+      }
+      if (!qualified.empty()) {
+        root = qualified.back().second;
+        how = qualified.back().first + "()";
+        if (qualified.size() > 1) {
+          std::string names;
+          for (auto& q : qualified) names += (names.empty() ? "" : ", ") + q.first;
+          result.model.unresolved.push_back({"several candidate root classes (" + names + ")",
+                                             "chose " + how + ", the last defined; pass --model to pick another",
+                                             root->cls->span});
+        }
+      } else {
+        result.error = "no model found: no nn.Module instance is assigned at module level, and no nn.Module class "
+                       "qualifies as the root (one that no other class uses and whose constructor needs no arguments)";
+        if (considered.empty()) result.error += "; the script defines no nn.Module class";
+        else {
+          result.error += "; considered:";
+          for (auto& c : considered) result.error += "\n  - " + c;
+        }
+        result.error += "\npass --model \"Class(args)\" to choose the root";
+      }
+    }
+  }
+
+  std::unordered_set<uint64_t> tree_ids;
+  if (root) {
+    result.ok = true;
+    result.model.model = root->cls->name;
+    result.model.root_expression = how;
+    IrBuilder builder{result.model, {}};
+    builder.build(*root);
+    for (auto& nm : named_modules(*root)) tree_ids.insert(nm.module->id);
+  }
+  // Report what could not be resolved while building the chosen model, and every syntax error.
+  for (const auto& e : interp.events()) {
+    bool raised = e.what.find("raised") != std::string::npos || e.what == "analysis stopped";
+    if (tree_ids.count(e.owner) || (e.owner == 0 && raised) || (!root && raised))
+      result.model.unresolved.push_back({e.what, e.reason, e.span});
+  }
+  for (auto& u : all_units)
+    for (auto& [span, message] : u->problems)
+      result.model.unresolved.push_back({message, "the statement does not parse; the rest of the file is still analysed",
+                                         {u->start_row + span.row + 1, span.column, u->start_row + span.end_row + 1, span.end_column}});
+  std::stable_sort(result.model.unresolved.begin(), result.model.unresolved.end(), [](auto& a, auto& b) {
+    return a.span.line < b.span.line || (a.span.line == b.span.line && a.span.column < b.span.column);
+  });
+  result.stats.interpreter_steps = interp.steps();
+  return result;
+}
+
+}  // namespace shardlens::python

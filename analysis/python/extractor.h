@@ -1,0 +1,55 @@
+// Static model extraction: from a Python script's text to the model IR, incrementally.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/model_ir.h"
+#include "python/source_document.h"
+
+namespace shardlens::python {
+
+struct Unit;
+
+struct ExtractOptions {
+  std::string model_expression;  // --model EXPR; empty: choose the root automatically
+  std::string module_name = "__main__";  // what `__name__` is while the script executes
+};
+
+struct ExtractStats {
+  size_t units = 0;           // top-level statements
+  size_t units_lowered = 0;   // lowered afresh in this extraction (the rest came from the cache)
+  std::vector<std::string> classes_lowered;  // names of the classes among them
+  uint64_t interpreter_steps = 0;
+};
+
+struct ExtractResult {
+  bool ok = false;            // false: no model found (see error), the IR still lists unresolved
+  std::string error;
+  ir::ModelIR model;
+  ExtractStats stats;
+};
+
+// Owns a document and a cache of lowered top-level statements keyed by their text, so that an
+// edit re-lowers only the statements (classes, functions, ...) whose text changed.
+class ModelExtractor {
+ public:
+  explicit ModelExtractor(std::string text, std::string source_path = "");
+  ~ModelExtractor();
+
+  void apply_edit(const TextEdit& edit);
+  ExtractResult extract(const ExtractOptions& options = {});
+  const SourceDocument& document() const { return document_; }
+
+ private:
+  std::vector<std::shared_ptr<Unit>> units(ExtractStats& stats);
+
+  SourceDocument document_;
+  std::string source_path_;
+  std::unordered_multimap<uint64_t, std::shared_ptr<Unit>> cache_;
+};
+
+}  // namespace shardlens::python

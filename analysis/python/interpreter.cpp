@@ -1,0 +1,1820 @@
+#include "python/interpreter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace shardlens::python {
+
+namespace {
+constexpr const char* kBudget = "__analysis_budget__";
+
+struct CallDepth {
+  int& depth;
+  explicit CallDepth(int& d) : depth(d) { ++depth; }
+  ~CallDepth() { --depth; }
+};
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t floor_mod(int64_t a, int64_t b) {
+  int64_t m = a % b;
+  if (m != 0 && ((m < 0) != (b < 0))) m += b;
+  return m;
+}
+
+// The first Unknown among values, to propagate its reason.
+const Value* first_unknown(std::initializer_list<const Value*> values) {
+  for (const Value* v : values)
+    if (v->is_unknown()) return v;
+  return nullptr;
+}
+}  // namespace
+
+Interpreter::Interpreter(Limits limits) : limits_(limits), globals_(std::make_shared<Scope>()) {
+  globals_->globals = globals_.get();
+  object_base_ = make_builtin_class("builtins.object", {}, nullptr);
+  module_base_ = make_builtin_class("torch.nn.Module", {}, nullptr);
+  module_base_->is_module = true;
+  install_python_builtins(*this);
+  install_torch(*this);
+}
+
+Interpreter::~Interpreter() {
+  // Scopes and objects can form cycles (a function's closure holds itself); break them.
+  for (auto& [name, value] : globals_->vars) value = Value();
+}
+
+ir::Span Interpreter::absolute(const RelSpan& s, const Unit* unit) const {
+  uint32_t base = unit ? unit->start_row : 0;
+  return {base + s.row + 1, s.column, base + s.end_row + 1, s.end_column};
+}
+
+void Interpreter::define(const std::string& qualname, Value v) {
+  registry_[qualname] = std::move(v);
+  for (size_t dot = qualname.find('.'); dot != std::string::npos; dot = qualname.find('.', dot + 1))
+    namespaces_.insert(qualname.substr(0, dot));
+}
+
+const Value* Interpreter::builtin(const std::string& qualname) const {
+  auto it = registry_.find(qualname);
+  return it == registry_.end() ? nullptr : &it->second;
+}
+
+Value Interpreter::native(const std::string& qualname, NativeFn fn, Value self) {
+  auto n = std::make_shared<NativeObj>();
+  n->name = qualname;
+  n->fn = std::move(fn);
+  n->self = std::move(self);
+  return Value::object(n);
+}
+
+void Interpreter::define_method(const std::string& receiver, const std::string& name, NativeFn fn) {
+  methods_[receiver][name] = std::move(fn);
+}
+
+const NativeFn* Interpreter::method(const std::string& receiver, const std::string& name) const {
+  auto r = methods_.find(receiver);
+  if (r == methods_.end()) return nullptr;
+  auto m = r->second.find(name);
+  return m == r->second.end() ? nullptr : &m->second;
+}
+
+Value Interpreter::namespace_value(const std::string& qualname) {
+  auto ns = std::make_shared<NamespaceObj>();
+  ns->qualname = qualname;
+  return Value::object(ns);
+}
+
+static void compute_mro(ClassObj& cls) {
+  // C3 linearisation; falls back to depth-first order when the bases are inconsistent.
+  std::vector<std::vector<ClassObj*>> seqs;
+  for (auto& b : cls.bases) seqs.push_back(b->mro);
+  std::vector<ClassObj*> direct;
+  for (auto& b : cls.bases) direct.push_back(b.get());
+  seqs.push_back(direct);
+  cls.mro = {&cls};
+  while (true) {
+    seqs.erase(std::remove_if(seqs.begin(), seqs.end(), [](auto& s) { return s.empty(); }), seqs.end());
+    if (seqs.empty()) return;
+    ClassObj* pick = nullptr;
+    for (auto& s : seqs) {
+      ClassObj* head = s.front();
+      bool in_tail = false;
+      for (auto& t : seqs)
+        if (std::find(t.begin() + 1, t.end(), head) != t.end()) in_tail = true;
+      if (!in_tail) {
+        pick = head;
+        break;
+      }
+    }
+    if (!pick) {
+      for (auto& s : seqs)
+        for (ClassObj* c : s)
+          if (std::find(cls.mro.begin(), cls.mro.end(), c) == cls.mro.end()) cls.mro.push_back(c);
+      return;
+    }
+    cls.mro.push_back(pick);
+    for (auto& s : seqs)
+      if (!s.empty() && s.front() == pick) s.erase(s.begin());
+  }
+}
+
+std::shared_ptr<ClassObj> Interpreter::make_builtin_class(const std::string& qualname,
+                                                          std::vector<std::shared_ptr<ClassObj>> bases,
+                                                          NativeFn init) {
+  auto cls = std::make_shared<ClassObj>();
+  cls->qualname = qualname;
+  cls->name = qualname.substr(qualname.rfind('.') + 1);
+  cls->is_builtin = true;
+  if (bases.empty() && object_base_ && qualname != "builtins.object") bases.push_back(object_base_);
+  cls->bases = std::move(bases);
+  for (auto& b : cls->bases) {
+    cls->is_module |= b->is_module;
+    cls->is_exception |= b->is_exception;
+  }
+  compute_mro(*cls);
+  if (init) cls->set("__init__", native(qualname + ".__init__", std::move(init)));
+  define(qualname, Value::object(cls));
+  return cls;
+}
+
+bool Interpreter::step() {
+  if (budget_exhausted_) return false;
+  if (++steps_ > limits_.max_steps) {
+    budget_exhausted_ = true;
+    pending_ = PendingException{kBudget, "analysis step budget exhausted", {}};
+    return false;
+  }
+  return true;
+}
+
+uint64_t Interpreter::event_owner() const { return constructing_.empty() ? 0 : constructing_.front()->id; }
+
+void Interpreter::note(const std::string& what, const std::string& reason, const ir::Span& span) {
+  uint64_t owner = event_owner();
+  auto key = std::make_tuple(what, reason, span.line, span.column, owner);
+  if (!event_keys_.insert(key).second) return;
+  events_.push_back({what, reason, span, owner});
+}
+
+Value Interpreter::raise(const std::string& type, const std::string& message, const ir::Span& site) {
+  if (!pending_) pending_ = PendingException{type, message, site};
+  return unknown(type + ": " + message, site);
+}
+
+bool Interpreter::take_exception(const std::string& type) {
+  if (!pending_ || pending_->type == kBudget) return false;
+  bool matches = pending_->type == type || type == "Exception";
+  if (!matches) {
+    const Value* raised = builtin("builtins." + pending_->type);
+    const Value* wanted = builtin("builtins." + type);
+    if (raised && wanted && raised->as<ClassObj>() && wanted->as<ClassObj>())
+      matches = raised->as<ClassObj>()->derives_from(wanted->as<ClassObj>());
+  }
+  if (matches) pending_.reset();
+  return matches;
+}
+
+std::shared_ptr<TensorObj> Interpreter::new_tensor(std::optional<std::vector<int64_t>> shape,
+                                                   const ir::Span& site, bool parameter) {
+  auto t = std::make_shared<TensorObj>();
+  t->shape = std::move(shape);
+  t->span = site;
+  t->is_parameter = parameter;
+  t->requires_grad = parameter;
+  t->id = next_id();
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Module execution
+
+void Interpreter::run_module(const std::vector<std::shared_ptr<Unit>>& units, const std::string& module_name) {
+  globals_->vars["__name__"] = Value::str(module_name);
+  global_order_.push_back("__name__");
+  Frame frame;
+  frame.scope = globals_;
+  Frame* outer = frame_;
+  frame_ = &frame;
+  for (const auto& unit : units) {
+    if (!unit->stmt) continue;
+    frame.unit = unit.get();
+    Flow flow = exec(*unit->stmt, frame);
+    if (flow == Flow::Raise && pending_) {
+      if (pending_->type == kBudget) {
+        note("analysis stopped", "the script needs more than the analysis budget of steps to execute", pending_->span);
+        break;
+      }
+      note("module-level statement raised " + pending_->type, pending_->message, pending_->span);
+      pending_.reset();
+    }
+  }
+  frame_ = outer;
+}
+
+Value Interpreter::evaluate_in_globals(const Expr& expr, const Unit& unit) {
+  Frame frame;
+  frame.scope = globals_;
+  frame.unit = &unit;
+  Frame* outer = frame_;
+  frame_ = &frame;
+  Value v = eval(expr, frame);
+  frame_ = outer;
+  if (pending_) {
+    note("evaluating the model expression raised " + pending_->type, pending_->message, pending_->span);
+    pending_.reset();
+  }
+  return v;
+}
+
+Flow Interpreter::exec_block(const Block& block, Frame& frame) {
+  for (const auto& stmt : block) {
+    if (!stmt) continue;
+    Flow f = exec(*stmt, frame);
+    if (f != Flow::Normal) return f;
+  }
+  return Flow::Normal;
+}
+
+Flow Interpreter::exec(const Stmt& s, Frame& frame) {
+  if (!step()) return Flow::Raise;
+  Frame* outer = frame_;
+  frame_ = &frame;
+  struct Restore { Frame*& f; Frame* v; ~Restore() { f = v; } } restore{frame_, outer};
+  auto span = [&] { return absolute(s.span, frame.unit); };
+  auto done = [&]() { return pending_ ? Flow::Raise : Flow::Normal; };
+
+  switch (s.kind) {
+    case StmtKind::Expr:
+      if (s.value) eval(*s.value, frame);
+      return done();
+    case StmtKind::Assign: {
+      Value v = eval(*s.value, frame);
+      if (pending_) return Flow::Raise;
+      for (const auto& t : s.targets) assign(*t, v, frame);
+      return done();
+    }
+    case StmtKind::AnnAssign: {
+      if (!s.value) return Flow::Normal;
+      Value v = eval(*s.value, frame);
+      if (pending_) return Flow::Raise;
+      assign(*s.targets[0], v, frame);
+      return done();
+    }
+    case StmtKind::AugAssign: {
+      const Expr& target = *s.targets[0];
+      Value current = eval(target, frame);
+      Value rhs = eval(*s.value, frame);
+      if (pending_) return Flow::Raise;
+      if (auto* l = current.as<ListObj>(); l && s.op == "+") {  // list += iterable extends in place
+        if (auto items = iterate(rhs, span())) {
+          l->items.insert(l->items.end(), items->begin(), items->end());
+          return done();
+        }
+      }
+      if (auto* d = current.as<DictObj>(); d && s.op == "|") {
+        if (auto* r = rhs.as<DictObj>()) {
+          for (auto& kv : r->entries) d->set(kv.first, kv.second);
+          return done();
+        }
+      }
+      assign(target, binary(s.op, current, rhs, span()), frame);
+      return done();
+    }
+    case StmtKind::Return:
+      frame.return_value = s.value ? eval(*s.value, frame) : Value::none();
+      return pending_ ? Flow::Raise : Flow::Return;
+    case StmtKind::If: {
+      Value cond = eval(*s.value, frame);
+      if (pending_) return Flow::Raise;
+      auto t = truth(cond);
+      if (!t) {
+        note("condition could not be evaluated; neither branch was analysed",
+             cond.is_unknown() ? cond.unknown->reason : "truth value of " + type_name(cond) + " is not known",
+             absolute(s.value->span, frame.unit));
+        return Flow::Normal;
+      }
+      return exec_block(*t ? s.body : s.orelse, frame);
+    }
+    case StmtKind::For: {
+      Value iterable = eval(*s.value, frame);
+      if (pending_) return Flow::Raise;
+      Value why;
+      auto items = iterate(iterable, absolute(s.value->span, frame.unit), &why);
+      if (pending_) return Flow::Raise;
+      if (!items) {
+        note("loop over a value that could not be evaluated was skipped",
+             why.is_unknown() ? why.unknown->reason : "not iterable", absolute(s.value->span, frame.unit));
+        return Flow::Normal;
+      }
+      bool broke = false;
+      for (auto& item : *items) {
+        assign(*s.targets[0], item, frame);
+        Flow f = exec_block(s.body, frame);
+        if (f == Flow::Break) { broke = true; break; }
+        if (f == Flow::Continue || f == Flow::Normal) continue;
+        return f;
+      }
+      if (!broke) return exec_block(s.orelse, frame);
+      return Flow::Normal;
+    }
+    case StmtKind::While: {
+      int64_t n = 0;
+      while (true) {
+        Value cond = eval(*s.value, frame);
+        if (pending_) return Flow::Raise;
+        auto t = truth(cond);
+        if (!t) {
+          note("while-loop condition could not be evaluated; the loop was not analysed",
+               cond.is_unknown() ? cond.unknown->reason : "unknown truth value", absolute(s.value->span, frame.unit));
+          return Flow::Normal;
+        }
+        if (!*t) return exec_block(s.orelse, frame);
+        if (++n > limits_.max_loop_iterations) {
+          note("while-loop stopped", "more than the iteration limit", span());
+          return Flow::Normal;
+        }
+        Flow f = exec_block(s.body, frame);
+        if (f == Flow::Break) return Flow::Normal;
+        if (f == Flow::Continue || f == Flow::Normal) continue;
+        return f;
+      }
+    }
+    case StmtKind::Break: return Flow::Break;
+    case StmtKind::Continue: return Flow::Continue;
+    case StmtKind::Pass: return Flow::Normal;
+    case StmtKind::FunctionDef: {
+      std::string qual = s.function->name;
+      Value f = make_function(s.function, frame, qual);
+      f = apply_decorators(s.function->decorators, f, frame);
+      if (pending_) return Flow::Raise;
+      bind_name(s.function->name, f, frame);
+      return Flow::Normal;
+    }
+    case StmtKind::ClassDef: {
+      Value c = define_class(s, frame);
+      if (pending_) return Flow::Raise;
+      bind_name(s.class_def->name, c, frame);
+      return Flow::Normal;
+    }
+    case StmtKind::Import:
+    case StmtKind::ImportFrom:
+      import_module(s, frame);
+      return Flow::Normal;
+    case StmtKind::Assert: {
+      if (!s.value) return Flow::Normal;
+      Value v = eval(*s.value, frame);
+      if (pending_) return Flow::Raise;
+      auto t = truth(v);
+      if (t && !*t) {
+        raise("AssertionError", "assertion failed", span());
+        return Flow::Raise;
+      }
+      return Flow::Normal;
+    }
+    case StmtKind::Raise: {
+      std::string type = "RuntimeError", message;
+      if (s.value) {
+        Value e = eval(*s.value, frame);
+        if (pending_) return Flow::Raise;
+        if (auto* c = e.as<ClassObj>()) type = c->name;
+        if (auto* inst = e.as<InstanceObj>()) {
+          type = inst->cls->name;
+          if (Value* args = inst->find_attribute("args"))
+            if (auto* l = TupleView::of(*args); l && !l->items.empty()) message = to_str(l->items[0]);
+        }
+      }
+      raise(type, message, span());
+      return Flow::Raise;
+    }
+    case StmtKind::Try: {
+      Flow f = exec_block(s.body, frame);
+      if (f == Flow::Raise && pending_ && pending_->type != kBudget) {
+        PendingException caught = *pending_;
+        const ExceptHandler* handler = nullptr;
+        for (const auto& h : s.handlers) {
+          if (!h.type) { handler = &h; break; }
+          pending_.reset();
+          Value t = eval(*h.type, frame);
+          pending_ = caught;
+          std::vector<Value> types;
+          if (auto* l = TupleView::of(t)) types = l->items; else types.push_back(t);
+          for (auto& tv : types) {
+            auto* c = tv.as<ClassObj>();
+            if (!c) continue;
+            const Value* exc_class = builtin("builtins." + caught.type);
+            ClassObj* raised = exc_class ? exc_class->as<ClassObj>() : nullptr;
+            if (c->name == caught.type || c->name == "Exception" || c->name == "BaseException" ||
+                (raised && raised->derives_from(c)))
+              handler = &h;
+          }
+          if (handler) break;
+        }
+        if (handler) {
+          pending_.reset();
+          if (!handler->name.empty()) bind_name(handler->name, unknown("caught exception", span()), frame);
+          f = exec_block(handler->body, frame);
+        }
+      } else if (f == Flow::Normal) {
+        f = exec_block(s.orelse, frame);
+      }
+      if (!s.finalbody.empty()) {
+        auto saved = pending_;
+        pending_.reset();
+        Flow g = exec_block(s.finalbody, frame);
+        if (g != Flow::Normal) return g;
+        pending_ = saved;
+      }
+      return f;
+    }
+    case StmtKind::With: {
+      for (const auto& [ctx, target] : s.with_items) {
+        Value v = eval(*ctx, frame);
+        if (target) assign(*target, v, frame);
+      }
+      if (pending_) return Flow::Raise;
+      return exec_block(s.body, frame);
+    }
+    case StmtKind::Delete: {
+      for (const auto& t : s.targets) {
+        if (t->kind == ExprKind::Name) {
+          frame.scope->vars.erase(t->name);
+        } else if (t->kind == ExprKind::Attribute) {
+          Value obj = eval(*t->items[0], frame);
+          if (auto* inst = obj.as<InstanceObj>()) {
+            inst->erase_attribute(t->name);
+            if (inst->module) {
+              auto erase = [&](auto& list) {
+                list.erase(std::remove_if(list.begin(), list.end(), [&](auto& kv) { return kv.first == t->name; }), list.end());
+              };
+              erase(inst->module->parameters);
+              erase(inst->module->modules);
+              for (size_t i = 0; i < inst->module->buffers.size(); ++i)
+                if (inst->module->buffers[i].first == t->name) {
+                  inst->module->buffers.erase(inst->module->buffers.begin() + static_cast<std::ptrdiff_t>(i));
+                  inst->module->buffer_persistent.erase(inst->module->buffer_persistent.begin() + static_cast<std::ptrdiff_t>(i));
+                  break;
+                }
+            }
+          }
+        } else if (t->kind == ExprKind::Subscript) {
+          Value obj = eval(*t->items[0], frame);
+          Value key = eval(*t->items[1], frame);
+          if (auto* d = obj.as<DictObj>()) d->erase(key);
+          else if (auto* l = obj.as<ListObj>(); l && key.is_int()) {
+            int64_t i = key.as_int();
+            if (i < 0) i += static_cast<int64_t>(l->items.size());
+            if (i >= 0 && i < static_cast<int64_t>(l->items.size())) l->items.erase(l->items.begin() + i);
+          }
+        }
+      }
+      return done();
+    }
+    case StmtKind::Global:
+      for (const auto& t : s.targets)
+        if (t->kind == ExprKind::Name) frame.scope->global_names.push_back(t->name);
+      return Flow::Normal;
+    case StmtKind::Unsupported:
+      note("statement not analysed", "unsupported statement: " + s.op, span());
+      return Flow::Normal;
+  }
+  return Flow::Normal;
+}
+
+void Interpreter::import_module(const Stmt& s, Frame& frame) {
+  auto resolve = [&](const std::string& qual) -> Value {
+    if (const Value* v = builtin(qual)) return *v;
+    return namespace_value(qual);  // a namespace; its members resolve (or not) on access
+  };
+  if (s.kind == StmtKind::Import) {
+    for (const auto& name : s.imports) {
+      // `import a.b` binds a; `import a.b as c` binds c to a.b.
+      bool aliased = name.alias != name.path.substr(0, name.path.find('.'));
+      bind_name(name.alias, resolve(aliased ? name.path : name.path.substr(0, name.path.find('.'))), frame);
+    }
+    return;
+  }
+  std::string module = s.module;
+  if (s.level > 0) {
+    for (const auto& name : s.imports) {
+      if (name.path == "*") continue;
+      bind_name(name.alias,
+                unknown("'" + name.path + "' is imported from a relative module (" + std::string(s.level, '.') +
+                            module + "), which is not analysed",
+                        absolute(s.span, frame.unit), true),
+                frame);
+    }
+    return;
+  }
+  for (const auto& name : s.imports) {
+    if (name.path == "*") {
+      std::string prefix = module + ".";
+      for (auto& [qual, v] : registry_)
+        if (qual.rfind(prefix, 0) == 0 && qual.find('.', prefix.size()) == std::string::npos)
+          bind_name(qual.substr(prefix.size()), v, frame);
+      continue;
+    }
+    std::string qual = module + "." + name.path;
+    Value v = resolve(qual);
+    if (auto* ns = v.as<NamespaceObj>(); ns && !namespaces_.count(qual)) {
+      // Not a package we model: a name imported from it is a value we cannot see.
+      std::string root = module.substr(0, module.find('.'));
+      bool modelled_root = namespaces_.count(root) > 0;
+      v = unknown(modelled_root ? "'" + qual + "' is not modelled by shardlens"
+                                : "'" + name.path + "' is imported from '" + module + "', which shardlens does not analyse",
+                  absolute(s.span, frame.unit), true);
+    }
+    bind_name(name.alias, v, frame);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names and scopes
+
+Value Interpreter::lookup_name(const std::string& name, Frame& frame, const ir::Span& site) {
+  for (Scope* s = frame.scope.get(); s; s = s->parent.get()) {
+    auto it = s->vars.find(name);
+    if (it != s->vars.end()) return it->second;
+  }
+  auto it = globals_->vars.find(name);
+  if (it != globals_->vars.end()) return it->second;
+  if (const Value* v = builtin("builtins." + name)) return *v;
+  return unknown("name '" + name + "' is not defined", site, true);
+}
+
+void Interpreter::bind_name(const std::string& name, Value value, Frame& frame) {
+  Scope* target = frame.scope.get();
+  if (std::find(target->global_names.begin(), target->global_names.end(), name) != target->global_names.end())
+    target = globals_.get();
+  if (target == globals_.get() && !target->vars.count(name)) global_order_.push_back(name);
+  target->vars[name] = std::move(value);
+}
+
+void Interpreter::assign(const Expr& target, Value value, Frame& frame) {
+  ir::Span site = absolute(target.span, frame.unit);
+  switch (target.kind) {
+    case ExprKind::Name: bind_name(target.name, std::move(value), frame); return;
+    case ExprKind::Attribute: {
+      Value obj = eval(*target.items[0], frame);
+      set_attribute(obj, target.name, std::move(value), site);
+      return;
+    }
+    case ExprKind::Subscript: {
+      Value obj = eval(*target.items[0], frame);
+      Value key = eval(*target.items[1], frame);
+      if (auto* d = obj.as<DictObj>()) {
+        d->set(key, std::move(value));
+      } else if (auto* l = obj.as<ListObj>()) {
+        if (key.is_int()) {
+          int64_t i = key.as_int();
+          if (i < 0) i += static_cast<int64_t>(l->items.size());
+          if (i >= 0 && i < static_cast<int64_t>(l->items.size())) l->items[i] = std::move(value);
+          else raise("IndexError", "list assignment index out of range", site);
+        }
+      } else if (auto* inst = obj.as<InstanceObj>()) {
+        bool found = false;
+        Value setitem = class_attribute(inst->cls, &obj, "__setitem__", 0, site, found);
+        if (found) call(setitem, CallArgs{{key, value}, {}}, site);
+      }
+      return;
+    }
+    case ExprKind::Tuple:
+    case ExprKind::List: {
+      Value why;
+      auto items = iterate(value, site, &why);
+      if (!items) {
+        for (const auto& t : target.items)
+          assign(t->kind == ExprKind::Starred ? *t->items[0] : *t,
+                 value.is_unknown() ? value : unknown("cannot unpack " + type_name(value), site), frame);
+        return;
+      }
+      size_t star = target.items.size();
+      for (size_t i = 0; i < target.items.size(); ++i)
+        if (target.items[i]->kind == ExprKind::Starred) star = i;
+      size_t n = target.items.size();
+      if (star == n) {
+        if (items->size() != n) {
+          raise("ValueError", "cannot unpack " + std::to_string(items->size()) + " values into " + std::to_string(n), site);
+          return;
+        }
+        for (size_t i = 0; i < n; ++i) assign(*target.items[i], (*items)[i], frame);
+        return;
+      }
+      size_t after = n - star - 1;
+      if (items->size() < n - 1) {
+        raise("ValueError", "not enough values to unpack", site);
+        return;
+      }
+      for (size_t i = 0; i < star; ++i) assign(*target.items[i], (*items)[i], frame);
+      std::vector<Value> middle(items->begin() + static_cast<std::ptrdiff_t>(star),
+                                items->end() - static_cast<std::ptrdiff_t>(after));
+      assign(*target.items[star]->items[0], make_list(std::move(middle)), frame);
+      for (size_t i = 0; i < after; ++i) assign(*target.items[star + 1 + i], (*items)[items->size() - after + i], frame);
+      return;
+    }
+    case ExprKind::Starred: assign(*target.items[0], std::move(value), frame); return;
+    default:
+      note("assignment target not analysed", "unsupported assignment target", site);
+  }
+}
+
+Value Interpreter::make_function(const std::shared_ptr<FunctionDef>& def, Frame& frame, const std::string& qualname) {
+  auto f = std::make_shared<FunctionObj>();
+  f->def = def;
+  f->qualname = qualname;
+  f->unit = frame.unit;  // the extractor keeps units alive for the interpreter's lifetime
+  std::shared_ptr<Scope> scope = frame.is_class_body ? frame.scope->parent : frame.scope;
+  f->closure = scope.get() == globals_.get() ? nullptr : scope;
+  for (const auto& p : def->params) {
+    if (p.default_value) {
+      f->defaults.push_back(eval(*p.default_value, frame));
+      f->has_default.push_back(true);
+    } else {
+      f->defaults.emplace_back();
+      f->has_default.push_back(false);
+    }
+  }
+  return Value::object(f);
+}
+
+Value Interpreter::apply_decorators(const std::vector<ExprPtr>& decorators, Value target, Frame& frame) {
+  for (auto it = decorators.rbegin(); it != decorators.rend(); ++it) {
+    Value d = eval(**it, frame);
+    if (pending_) return target;
+    if (d.is_unknown()) {
+      // An unknown decorator (e.g. torch.jit.script, a registry from another package): keep the
+      // definition itself, which is what such decorators return in nearly all model code.
+      continue;
+    }
+    target = call(d, CallArgs{{target}, {}}, absolute((*it)->span, frame.unit));
+  }
+  return target;
+}
+
+Value Interpreter::define_class(const Stmt& s, Frame& frame) {
+  const ClassDef& def = *s.class_def;
+  auto cls = std::make_shared<ClassObj>();
+  cls->name = def.name;
+  cls->qualname = def.name;
+  cls->def = s.class_def;
+  cls->unit = frame.unit;
+  cls->span = absolute(s.span, frame.unit);
+  for (const auto& b : def.bases) {
+    if (b->kind == ExprKind::Keyword) continue;  // metaclass=...
+    Value bv = eval(*b, frame);
+    if (auto* c = bv.as<ClassObj>()) {
+      cls->bases.push_back(std::static_pointer_cast<ClassObj>(bv.obj));
+      cls->is_module |= c->is_module;
+      cls->has_unknown_base |= c->has_unknown_base;
+      cls->is_exception |= c->is_exception;
+    } else {
+      cls->has_unknown_base = true;
+    }
+  }
+  if (cls->bases.empty()) cls->bases.push_back(object_base_);
+  compute_mro(*cls);
+  bool named_tuple = false;
+  for (auto& b : cls->bases) named_tuple |= b->qualname == "typing.NamedTuple";
+
+  Frame body;
+  body.scope = std::make_shared<Scope>();
+  body.scope->parent = frame.scope.get() == globals_.get() ? nullptr : frame.scope;
+  body.scope->globals = globals_.get();
+  body.unit = frame.unit;
+  body.is_class_body = true;
+  // Class bodies can read enclosing names; lookups fall back to globals via lookup_name.
+  std::vector<std::string> order;
+  for (const auto& stmt : def.body) {
+    if (!stmt) continue;
+    auto before = body.scope->vars.size();
+    Flow f = exec(*stmt, body);
+    if (f == Flow::Raise) return unknown("class body raised", cls->span);
+    (void)before;
+    auto remember = [&](const std::string& n) {
+      if (std::find(order.begin(), order.end(), n) == order.end()) order.push_back(n);
+    };
+    if (stmt->kind == StmtKind::FunctionDef) remember(stmt->function->name);
+    else if (stmt->kind == StmtKind::ClassDef) remember(stmt->class_def->name);
+    else
+      for (const auto& t : stmt->targets)
+        if (t->kind == ExprKind::Name) remember(t->name);
+  }
+  for (auto& [name, v] : body.scope->vars)
+    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+  for (const auto& name : order) {
+    auto it = body.scope->vars.find(name);
+    if (it == body.scope->vars.end()) continue;
+    Value v = it->second;
+    Value* fn_holder = &v;
+    if (v.kind == Value::Kind::Obj && (v.obj->kind == ObjKind::Property || v.obj->kind == ObjKind::StaticMethod ||
+                                       v.obj->kind == ObjKind::ClassMethod))
+      fn_holder = &static_cast<WrapperObj*>(v.obj.get())->function;
+    if (auto* f = fn_holder->as<FunctionObj>(); f && !f->defining_class) {
+      f->defining_class = cls.get();
+      f->qualname = def.name + "." + f->qualname;
+    }
+    cls->set(name, v);
+  }
+  if (named_tuple) make_dataclass(*this, *cls);
+  return apply_decorators(def.decorators, Value::object(cls), frame);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calls
+
+bool Interpreter::collect_args(const std::vector<ExprPtr>& items, size_t first, Frame& frame, CallArgs& out) {
+  for (size_t i = first; i < items.size(); ++i) {
+    const Expr& a = *items[i];
+    if (a.kind == ExprKind::Keyword) {
+      out.keywords.emplace_back(a.name, eval(*a.items[0], frame));
+    } else if (a.kind == ExprKind::Starred) {
+      Value v = eval(*a.items[0], frame);
+      Value why;
+      auto seq = iterate(v, absolute(a.span, frame.unit), &why);
+      if (!seq) {
+        out.positional.push_back(why.is_unknown() ? why : unknown("*-argument could not be evaluated", absolute(a.span, frame.unit)));
+        return false;
+      }
+      out.positional.insert(out.positional.end(), seq->begin(), seq->end());
+    } else if (a.kind == ExprKind::DoubleStar) {
+      Value v = eval(*a.items[0], frame);
+      auto* d = v.as<DictObj>();
+      if (!d) {
+        if (auto* inst = v.as<InstanceObj>()) {  // **namespace objects behave like their __dict__ rarely; refuse
+          (void)inst;
+        }
+        out.keywords.emplace_back("**", v.is_unknown() ? v : unknown("**-argument is not a dict", absolute(a.span, frame.unit)));
+        return false;
+      }
+      for (auto& [k, val] : d->entries) out.keywords.emplace_back(to_str(k), val);
+    } else {
+      out.positional.push_back(eval(a, frame));
+    }
+  }
+  return true;
+}
+
+Value Interpreter::eval_call(const Expr& e, Frame& frame) {
+  ir::Span site = absolute(e.span, frame.unit);
+  Value callee = eval(*e.items[0], frame);
+  if (pending_) return unknown("exception", site);
+  // Zero-argument super(): the defining class and first argument of the running method.
+  if (auto* n = callee.as<NativeObj>(); n && n->name == "builtins.super" && e.items.size() == 1) {
+    if (!frame.defining_class || frame.first_argument.is_none())
+      return unknown("super() outside a method", site);
+    auto sup = std::make_shared<SuperObj>();
+    sup->after = frame.defining_class;
+    sup->self = frame.first_argument;
+    return Value::object(sup);
+  }
+  CallArgs args;
+  bool complete = collect_args(e.items, 1, frame, args);
+  if (pending_) return unknown("exception", site);
+  if (!complete) {
+    for (auto& v : args.positional)
+      if (v.is_unknown()) return unknown("call with unresolvable *args: " + v.unknown->reason, site, true);
+    for (auto& kv : args.keywords)
+      if (kv.second.is_unknown()) return unknown("call with unresolvable **kwargs: " + kv.second.unknown->reason, site, true);
+  }
+  return call(callee, std::move(args), site);
+}
+
+Value Interpreter::call(const Value& callee, CallArgs args, const ir::Span& site) {
+  if (!step()) return unknown("analysis budget exhausted", site);
+  if (callee.is_unknown()) {
+    return Value::make_unknown(callee.unknown->reason, callee.unknown->span.valid() ? callee.unknown->span : site,
+                               true);
+  }
+  if (callee.kind != Value::Kind::Obj) return raise("TypeError", "'" + type_name(callee) + "' object is not callable", site);
+  switch (callee.obj->kind) {
+    case ObjKind::Function: return call_function(*static_cast<FunctionObj*>(callee.obj.get()), std::move(args), site, nullptr);
+    case ObjKind::BoundMethod: {
+      auto* m = static_cast<BoundMethodObj*>(callee.obj.get());
+      if (auto* f = m->function.as<FunctionObj>()) return call_function(*f, std::move(args), site, &m->self);
+      args.positional.insert(args.positional.begin(), m->self);
+      return call(m->function, std::move(args), site);
+    }
+    case ObjKind::Native: {
+      auto* n = static_cast<NativeObj*>(callee.obj.get());
+      CallDepth depth(call_depth_);
+      return n->fn(*this, n->self, args, site);
+    }
+    case ObjKind::Class: {
+      auto* cls = static_cast<ClassObj*>(callee.obj.get());
+      if (cls->native_new) return cls->native_new(*this, callee, args, site);
+      return instantiate(std::static_pointer_cast<ClassObj>(callee.obj), std::move(args), site);
+    }
+    case ObjKind::Partial: {
+      auto* p = static_cast<PartialObj*>(callee.obj.get());
+      CallArgs merged = p->args;
+      merged.positional.insert(merged.positional.end(), args.positional.begin(), args.positional.end());
+      for (auto& kv : args.keywords) {
+        bool replaced = false;
+        for (auto& existing : merged.keywords)
+          if (existing.first == kv.first) { existing.second = kv.second; replaced = true; }
+        if (!replaced) merged.keywords.push_back(kv);
+      }
+      return call(p->function, std::move(merged), site);
+    }
+    case ObjKind::StaticMethod:
+    case ObjKind::ClassMethod:
+      return call(static_cast<WrapperObj*>(callee.obj.get())->function, std::move(args), site);
+    case ObjKind::Instance: {
+      auto* inst = static_cast<InstanceObj*>(callee.obj.get());
+      bool found = false;
+      Value c = class_attribute(inst->cls, &callee, "__call__", 0, site, found);
+      if (found && !(inst->module && c.as<NativeObj>())) return call(c, std::move(args), site);
+      if (inst->module) {
+        // Running forward() is the dataflow front end's job, not construction's.
+        auto t = new_tensor(std::nullopt, site);
+        t->why = std::make_shared<UnknownInfo>(UnknownInfo{"output of " + inst->cls->name + ".forward (not executed while extracting modules)", site, false});
+        return Value::object(t);
+      }
+      return raise("TypeError", "'" + inst->cls->name + "' object is not callable", site);
+    }
+    default: return raise("TypeError", "'" + type_name(callee) + "' object is not callable", site);
+  }
+}
+
+Value Interpreter::call_function(FunctionObj& fn, CallArgs args, const ir::Span& site, const Value* bound_self) {
+  if (call_depth_ >= limits_.max_call_depth)
+    return unknown("call depth limit reached (recursion?) in " + fn.qualname, site);
+  CallDepth depth(call_depth_);
+  if (bound_self) args.positional.insert(args.positional.begin(), *bound_self);
+  const FunctionDef& def = *fn.def;
+  if (def.is_generator) return unknown("generator function " + fn.qualname + " is not evaluated", site, true);
+
+  auto scope = std::make_shared<Scope>();
+  scope->parent = fn.closure;
+  scope->globals = globals_.get();
+  // Bind arguments with Python's rules.
+  size_t pos = 0;
+  bool keyword_only = false, positional_only_seen = false;
+  std::vector<bool> bound(def.params.size(), false);
+  std::shared_ptr<DictObj> var_kwargs;
+  size_t positional_only_end = 0;
+  for (size_t i = 0; i < def.params.size(); ++i)
+    if (def.params[i].kind == ParamKind::PositionalOnlyMarker) { positional_only_end = i; positional_only_seen = true; }
+  for (size_t i = 0; i < def.params.size(); ++i) {
+    const Param& p = def.params[i];
+    if (p.kind == ParamKind::PositionalOnlyMarker) continue;
+    if (p.kind == ParamKind::KeywordOnlyMarker) { keyword_only = true; continue; }
+    if (p.kind == ParamKind::VarArgs) {
+      std::vector<Value> rest;
+      while (pos < args.positional.size()) rest.push_back(args.positional[pos++]);
+      scope->vars[p.name] = make_tuple(std::move(rest));
+      bound[i] = true;
+      keyword_only = true;
+      continue;
+    }
+    if (p.kind == ParamKind::VarKwargs) {
+      var_kwargs = std::make_shared<DictObj>();
+      scope->vars[p.name] = Value::object(var_kwargs);
+      bound[i] = true;
+      continue;
+    }
+    if (!keyword_only && pos < args.positional.size()) {
+      scope->vars[p.name] = args.positional[pos++];
+      bound[i] = true;
+    }
+  }
+  if (pos < args.positional.size())
+    return raise("TypeError", fn.qualname + "() takes " + std::to_string(pos) + " positional arguments but " +
+                                  std::to_string(args.positional.size()) + " were given", site);
+  for (auto& [name, value] : args.keywords) {
+    bool matched = false;
+    for (size_t i = 0; i < def.params.size(); ++i) {
+      const Param& p = def.params[i];
+      if (p.name != name || p.kind != ParamKind::Normal) continue;
+      if (positional_only_seen && i < positional_only_end) continue;
+      if (bound[i]) return raise("TypeError", fn.qualname + "() got multiple values for argument '" + name + "'", site);
+      scope->vars[name] = value;
+      bound[i] = matched = true;
+      break;
+    }
+    if (!matched) {
+      if (!var_kwargs) return raise("TypeError", fn.qualname + "() got an unexpected keyword argument '" + name + "'", site);
+      var_kwargs->set(Value::str(name), value);
+    }
+  }
+  for (size_t i = 0; i < def.params.size(); ++i) {
+    const Param& p = def.params[i];
+    if (bound[i] || p.kind != ParamKind::Normal) continue;
+    if (!fn.has_default[i])
+      return raise("TypeError", fn.qualname + "() missing required argument '" + p.name + "'", site);
+    scope->vars[p.name] = fn.defaults[i];
+  }
+
+  Frame frame;
+  frame.scope = scope;
+  frame.unit = fn.unit;
+  frame.defining_class = fn.defining_class;
+  if (!def.params.empty() && def.params[0].kind == ParamKind::Normal) {
+    auto it = scope->vars.find(def.params[0].name);
+    if (it != scope->vars.end()) frame.first_argument = it->second;
+  }
+  if (def.lambda_body) {
+    Frame* outer = frame_;
+    frame_ = &frame;
+    Value v = eval(*def.lambda_body, frame);
+    frame_ = outer;
+    return v;
+  }
+  Flow flow = exec_block(def.body, frame);
+  if (flow == Flow::Raise) return unknown(pending_ ? pending_->type + ": " + pending_->message : "exception", site);
+  if (flow == Flow::Return) return frame.return_value;
+  return Value::none();
+}
+
+Value Interpreter::instantiate(const std::shared_ptr<ClassObj>& cls, CallArgs args, const ir::Span& site) {
+  // Built-in classes whose call is not instance creation (list, dict, int, ...) are natives.
+  auto inst = std::make_shared<InstanceObj>();
+  inst->cls = cls;
+  inst->id = next_id();
+  if (cls->is_module) {
+    inst->module = std::make_unique<ModuleData>();
+    inst->module->span = site;
+  }
+  Value self = Value::object(inst);
+  if (cls->is_exception) inst->set_attribute("args", make_tuple(args.positional));
+  bool found = false;
+  Value init = class_attribute(cls, &self, "__init__", 0, site, found);
+  if (!found || (init.as<NativeObj>() == nullptr && init.as<BoundMethodObj>() == nullptr && !init.is_unknown())) {
+    return self;
+  }
+  if (cls->is_module) constructing_.push_back(inst.get());
+  constructing_classes_.push_back(cls.get());
+  Value result = call(init, std::move(args), site);
+  constructing_classes_.pop_back();
+  if (cls->is_module) constructing_.pop_back();
+  if (pending_) return result;
+  if (auto* post = cls->lookup("__post_init__"); post && cls->is_dataclass) {
+    bool f2 = false;
+    Value p = class_attribute(cls, &self, "__post_init__", 0, site, f2);
+    (void)post;
+    call(p, CallArgs{}, site);
+  }
+  return self;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attributes
+
+Value Interpreter::class_attribute(const std::shared_ptr<ClassObj>& cls, const Value* self, const std::string& name,
+                                   size_t mro_start, const ir::Span& site, bool& found) {
+  found = false;
+  for (size_t i = mro_start; i < cls->mro.size(); ++i) {
+    const Value* v = cls->mro[i]->find(name);
+    if (!v) continue;
+    found = true;
+    if (v->kind != Value::Kind::Obj) return *v;
+    switch (v->obj->kind) {
+      case ObjKind::Function:
+      case ObjKind::Native:
+        if (self) {
+          auto m = std::make_shared<BoundMethodObj>();
+          m->self = *self;
+          m->function = *v;
+          return Value::object(m);
+        }
+        return *v;
+      case ObjKind::StaticMethod: return static_cast<WrapperObj*>(v->obj.get())->function;
+      case ObjKind::ClassMethod: {
+        auto m = std::make_shared<BoundMethodObj>();
+        m->self = Value::object(cls);
+        m->function = static_cast<WrapperObj*>(v->obj.get())->function;
+        return Value::object(m);
+      }
+      case ObjKind::Property:
+        if (self) return call(static_cast<WrapperObj*>(v->obj.get())->function, CallArgs{{*self}, {}}, site);
+        return *v;
+      default: return *v;
+    }
+  }
+  // A class with a base we cannot see may inherit anything from it.
+  if (cls->has_unknown_base) {
+    found = true;
+    return unknown("'" + name + "' may come from a base class of " + cls->name + " that is not analysed", site, true);
+  }
+  return Value::none();
+}
+
+Value Interpreter::module_get(InstanceObj& m, const std::string& name, bool& found) {
+  found = true;
+  if (auto* p = ModuleData::find(m.module->parameters, name)) return *p ? Value::object(*p) : Value::none();
+  if (auto* b = ModuleData::find(m.module->buffers, name)) return *b ? Value::object(*b) : Value::none();
+  if (auto* c = ModuleData::find(m.module->modules, name)) return *c ? Value::object(*c) : Value::none();
+  found = false;
+  return Value::none();
+}
+
+Value Interpreter::instance_attribute(const Value& object, const std::string& name, const ir::Span& site) {
+  auto* inst = static_cast<InstanceObj*>(object.obj.get());
+  if (name == "__class__") return Value::object(inst->cls);
+  if (name == "__dict__") {
+    auto d = std::make_shared<DictObj>();
+    for (auto& [k, v] : inst->attributes) d->set(Value::str(k), v);
+    return Value::object(d);
+  }
+  // Data descriptors (properties) first, then the instance dict, then the class, then
+  // nn.Module's registries (its __getattr__).
+  if (const Value* p = inst->cls->lookup(name); p && p->kind == Value::Kind::Obj && p->obj->kind == ObjKind::Property) {
+    bool found = false;
+    return class_attribute(inst->cls, &object, name, 0, site, found);
+  }
+  if (Value* v = inst->find_attribute(name)) return *v;
+  if (inst->module) {
+    bool found = false;
+    Value v = module_get(*inst, name, found);
+    if (found) return v;
+  }
+  bool found = false;
+  Value v = class_attribute(inst->cls, &object, name, 0, site, found);
+  if (found) return v;
+  if (inst->module) {
+    if (const NativeFn* fn = method("module", name)) return native("nn.Module." + name, *fn, object);
+  }
+  Value getattr = class_attribute(inst->cls, &object, "__getattr__", 0, site, found);
+  if (found) return call(getattr, CallArgs{{Value::str(name)}, {}}, site);
+  return raise("AttributeError", "'" + inst->cls->name + "' object has no attribute '" + name + "'", site);
+}
+
+Value Interpreter::get_attribute(const Value& object, const std::string& name, const ir::Span& site) {
+  if (object.is_unknown()) return object;
+  if (object.kind != Value::Kind::Obj) {
+    std::string receiver = type_name(object);
+    if (const NativeFn* fn = method(receiver, name)) return native(receiver + "." + name, *fn, object);
+    if (const NativeFn* fn = method("@" + receiver, name)) {
+      CallArgs none;
+      return (*fn)(*this, object, none, site);
+    }
+    return raise("AttributeError", "'" + receiver + "' object has no attribute '" + name + "'", site);
+  }
+  switch (object.obj->kind) {
+    case ObjKind::Instance: return instance_attribute(object, name, site);
+    case ObjKind::Class: {
+      auto cls = std::static_pointer_cast<ClassObj>(object.obj);
+      if (name == "__name__") return Value::str(cls->name);
+      if (name == "__qualname__") return Value::str(cls->qualname);
+      bool found = false;
+      Value v = class_attribute(cls, nullptr, name, 0, site, found);
+      if (found) return v;
+      return raise("AttributeError", "type object '" + cls->name + "' has no attribute '" + name + "'", site);
+    }
+    case ObjKind::Super: {
+      auto* sup = static_cast<SuperObj*>(object.obj.get());
+      std::shared_ptr<ClassObj> cls;
+      if (auto* inst = sup->self.as<InstanceObj>()) cls = inst->cls;
+      else if (sup->self.as<ClassObj>()) cls = std::static_pointer_cast<ClassObj>(sup->self.obj);
+      if (!cls) return unknown("super() of an unknown object", site);
+      size_t start = 0;
+      for (size_t i = 0; i < cls->mro.size(); ++i)
+        if (cls->mro[i] == sup->after) start = i + 1;
+      bool found = false;
+      Value v = class_attribute(cls, &sup->self, name, start, site, found);
+      if (found) return v;
+      if (name == "__init__") return native("object.__init__", [](Interpreter&, const Value&, CallArgs&, const ir::Span&) { return Value::none(); });
+      return raise("AttributeError", "'super' object has no attribute '" + name + "'", site);
+    }
+    case ObjKind::Namespace: {
+      auto* ns = static_cast<NamespaceObj*>(object.obj.get());
+      std::string qual = ns->qualname + "." + name;
+      if (const Value* v = builtin(qual)) return *v;
+      if (namespaces_.count(qual)) return namespace_value(qual);
+      std::string root = ns->qualname.substr(0, ns->qualname.find('.'));
+      if (namespaces_.count(root))
+        return unknown("'" + qual + "' is not modelled by shardlens", site, true);
+      return unknown("'" + qual + "' comes from '" + ns->qualname + "', which shardlens does not analyse", site, true);
+    }
+    case ObjKind::Function: {
+      auto* f = static_cast<FunctionObj*>(object.obj.get());
+      if (name == "__name__") return Value::str(f->def->name);
+      if (name == "__qualname__") return Value::str(f->qualname);
+      return unknown("function attribute '" + name + "'", site);
+    }
+    case ObjKind::BoundMethod:
+      if (name == "__self__") return static_cast<BoundMethodObj*>(object.obj.get())->self;
+      if (name == "__func__") return static_cast<BoundMethodObj*>(object.obj.get())->function;
+      return get_attribute(static_cast<BoundMethodObj*>(object.obj.get())->function, name, site);
+    default: break;
+  }
+  std::string receiver = type_name(object);
+  if (object.obj->kind == ObjKind::Tensor) receiver = "tensor";
+  if (const NativeFn* fn = method(receiver, name)) return native(receiver + "." + name, *fn, object);
+  if (const NativeFn* fn = method("@" + receiver, name)) {
+    CallArgs none;
+    return (*fn)(*this, object, none, site);
+  }
+  if (receiver == "tensor") return unknown("tensor attribute '" + name + "' is not modelled", site);
+  return raise("AttributeError", "'" + receiver + "' object has no attribute '" + name + "'", site);
+}
+
+void Interpreter::module_set(InstanceObj& m, const std::string& name, Value value, const ir::Span& site) {
+  auto& md = *m.module;
+  auto* tensor = value.as<TensorObj>();
+  auto* child = value.as<InstanceObj>();
+  auto remove_from = [&](auto& list) {
+    list.erase(std::remove_if(list.begin(), list.end(), [&](auto& kv) { return kv.first == name; }), list.end());
+  };
+  auto remove_buffer = [&] {
+    for (size_t i = 0; i < md.buffers.size(); ++i)
+      if (md.buffers[i].first == name) {
+        md.buffers.erase(md.buffers.begin() + static_cast<std::ptrdiff_t>(i));
+        md.buffer_persistent.erase(md.buffer_persistent.begin() + static_cast<std::ptrdiff_t>(i));
+        return;
+      }
+  };
+  if (tensor && tensor->is_parameter) {
+    m.erase_attribute(name);
+    remove_buffer();
+    remove_from(md.modules);
+    if (auto* slot = ModuleData::find(md.parameters, name)) *slot = std::static_pointer_cast<TensorObj>(value.obj);
+    else md.parameters.emplace_back(name, std::static_pointer_cast<TensorObj>(value.obj));
+    return;
+  }
+  if (auto* slot = ModuleData::find(md.parameters, name)) {
+    if (value.is_none()) { *slot = nullptr; return; }
+    if (value.is_unknown()) {
+      note("parameter '" + name + "' could not be resolved", value.unknown->reason, site);
+      return;
+    }
+    raise("TypeError", "cannot assign '" + type_name(value) + "' as parameter '" + name + "' (torch.nn.Parameter or None expected)", site);
+    return;
+  }
+  if (child && child->module) {
+    m.erase_attribute(name);
+    remove_buffer();
+    remove_from(md.parameters);
+    if (auto* slot = ModuleData::find(md.modules, name)) *slot = std::static_pointer_cast<InstanceObj>(value.obj);
+    else md.modules.emplace_back(name, std::static_pointer_cast<InstanceObj>(value.obj));
+    return;
+  }
+  if (auto* slot = ModuleData::find(md.modules, name)) {
+    if (value.is_none()) { *slot = nullptr; return; }
+    if (value.is_unknown()) {
+      note("submodule '" + name + "' could not be resolved", value.unknown->reason, site);
+      *slot = nullptr;
+      return;
+    }
+    raise("TypeError", "cannot assign '" + type_name(value) + "' as child module '" + name + "'", site);
+    return;
+  }
+  if (auto* slot = ModuleData::find(md.buffers, name)) {
+    if (tensor) { *slot = std::static_pointer_cast<TensorObj>(value.obj); return; }
+    if (value.is_none()) { *slot = nullptr; return; }
+    if (value.is_unknown()) { note("buffer '" + name + "' could not be resolved", value.unknown->reason, site); return; }
+    raise("TypeError", "cannot assign '" + type_name(value) + "' as buffer '" + name + "'", site);
+    return;
+  }
+  if (value.is_unknown() && value.unknown->maybe_module)
+    note("attribute '" + name + "' of " + m.cls->name + " could not be resolved (it may be a submodule)",
+         value.unknown->reason, site);
+  m.set_attribute(name, std::move(value));
+}
+
+void Interpreter::set_attribute(const Value& object, const std::string& name, Value value, const ir::Span& site) {
+  if (object.is_unknown()) return;
+  if (auto* inst = object.as<InstanceObj>()) {
+    if (const Value* p = inst->cls->lookup(name); p && p->kind == Value::Kind::Obj && p->obj->kind == ObjKind::Property) {
+      return;  // property setters are not modelled; the getter stays authoritative
+    }
+    if (!inst->module && inst->cls->has_unknown_base) {
+      // A class deriving from something we cannot see that registers a layer or parameter is,
+      // in practice, an nn.Module (e.g. a PreTrainedModel from another package).
+      auto* t = value.as<TensorObj>();
+      auto* c = value.as<InstanceObj>();
+      if ((t && t->is_parameter) || (c && c->module)) {
+        inst->module = std::make_unique<ModuleData>();
+        inst->module->span = site;
+      }
+    }
+    if (inst->module) return module_set(*inst, name, std::move(value), site);
+    inst->set_attribute(name, std::move(value));
+    return;
+  }
+  if (auto* cls = object.as<ClassObj>()) {
+    cls->set(name, std::move(value));
+    return;
+  }
+  if (auto* t = object.as<TensorObj>()) {
+    if (name == "requires_grad") {
+      if (auto b = truth(value)) t->requires_grad = *b;
+    }
+    return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+
+Value Interpreter::eval(const Expr& e, Frame& frame) {
+  if (!step()) return unknown("analysis budget exhausted", absolute(e.span, frame.unit));
+  auto site = [&] { return absolute(e.span, frame.unit); };
+  switch (e.kind) {
+    case ExprKind::Name: return lookup_name(e.name, frame, site());
+    case ExprKind::Int: return Value::integer(e.int_value);
+    case ExprKind::Float: return Value::floating(e.float_value);
+    case ExprKind::Str: return Value::str(e.name);
+    case ExprKind::FStr: return eval_fstring(e, frame);
+    case ExprKind::Bool: return Value::boolean(e.int_value != 0);
+    case ExprKind::NoneLit: return Value::none();
+    case ExprKind::EllipsisLit: return Value::ellipsis();
+    case ExprKind::Attribute: {
+      Value obj = eval(*e.items[0], frame);
+      if (pending_) return unknown("exception", site());
+      return get_attribute(obj, e.name, site());
+    }
+    case ExprKind::Subscript: {
+      Value obj = eval(*e.items[0], frame);
+      Value idx = eval(*e.items[1], frame);
+      if (pending_) return unknown("exception", site());
+      return eval_subscript(obj, idx, site());
+    }
+    case ExprKind::Slice: {
+      auto s = std::make_shared<SliceObj>();
+      if (e.items[0]) s->lower = eval(*e.items[0], frame);
+      if (e.items[1]) s->upper = eval(*e.items[1], frame);
+      if (e.items[2]) s->step = eval(*e.items[2], frame);
+      return Value::object(s);
+    }
+    case ExprKind::Call: return eval_call(e, frame);
+    case ExprKind::Keyword:
+    case ExprKind::Starred:
+    case ExprKind::DoubleStar: return unknown("misplaced argument syntax", site());
+    case ExprKind::BinOp: {
+      Value a = eval(*e.items[0], frame);
+      Value b = eval(*e.items[1], frame);
+      if (pending_) return unknown("exception", site());
+      return binary(e.name, a, b, site());
+    }
+    case ExprKind::UnaryOp: {
+      Value v = eval(*e.items[0], frame);
+      return unary(e.name, v, site());
+    }
+    case ExprKind::BoolOp: {
+      Value v = eval(*e.items[0], frame);
+      for (size_t i = 1; i < e.items.size(); ++i) {
+        auto t = truth(v);
+        if (!t) return v.is_unknown() ? v : unknown("truth value not known", site());
+        if ((e.name == "and" && !*t) || (e.name == "or" && *t)) return v;
+        v = eval(*e.items[i], frame);
+      }
+      return v;
+    }
+    case ExprKind::Compare: {
+      Value left = eval(*e.items[0], frame);
+      Value result = Value::boolean(true);
+      for (size_t i = 0; i < e.ops.size() && i + 1 < e.items.size(); ++i) {
+        Value right = eval(*e.items[i + 1], frame);
+        result = compare(e.ops[i], left, right, site());
+        auto t = truth(result);
+        if (!t || !*t) return result;
+        left = right;
+      }
+      return result;
+    }
+    case ExprKind::IfExp: {
+      Value test = eval(*e.items[1], frame);
+      auto t = truth(test);
+      if (!t) return test.is_unknown() ? test : unknown("condition could not be evaluated", site());
+      return eval(*e.items[*t ? 0 : 2], frame);
+    }
+    case ExprKind::Tuple:
+    case ExprKind::List:
+    case ExprKind::Set: {
+      std::vector<Value> items;
+      for (const auto& item : e.items) {
+        if (item->kind == ExprKind::Starred) {
+          Value v = eval(*item->items[0], frame);
+          Value why;
+          auto seq = iterate(v, site(), &why);
+          if (!seq) return why.is_unknown() ? why : unknown("cannot unpack", site());
+          items.insert(items.end(), seq->begin(), seq->end());
+        } else {
+          items.push_back(eval(*item, frame));
+        }
+      }
+      if (e.kind == ExprKind::Set) {
+        auto s = std::make_shared<DictObj>(true);
+        for (auto& v : items) s->set(v, Value::none());
+        return Value::object(s);
+      }
+      return make_list(std::move(items), e.kind == ExprKind::Tuple);
+    }
+    case ExprKind::Dict: {
+      auto d = std::make_shared<DictObj>();
+      for (size_t i = 0; i < e.items.size();) {
+        if (e.items[i]->kind == ExprKind::DoubleStar) {
+          Value v = eval(*e.items[i]->items[0], frame);
+          if (auto* other = v.as<DictObj>()) {
+            for (auto& kv : other->entries) d->set(kv.first, kv.second);
+          } else {
+            return v.is_unknown() ? v : unknown("**-splat of a non-dict", site());
+          }
+          ++i;
+          continue;
+        }
+        if (i + 1 >= e.items.size()) break;
+        Value k = eval(*e.items[i], frame);
+        Value v = eval(*e.items[i + 1], frame);
+        d->set(k, v);
+        i += 2;
+      }
+      return Value::object(d);
+    }
+    case ExprKind::ListComp:
+    case ExprKind::SetComp:
+    case ExprKind::GenExp:
+    case ExprKind::DictComp: return eval_comprehension(e, frame);
+    case ExprKind::Lambda: return make_function(e.lambda, frame, "<lambda>");
+    case ExprKind::NamedExpr: {
+      Value v = eval(*e.items[0], frame);
+      bind_name(e.name, v, frame);
+      return v;
+    }
+    case ExprKind::Unsupported: return unknown("unsupported syntax: " + e.name, site());
+  }
+  return unknown("unsupported expression", site());
+}
+
+Value Interpreter::eval_fstring(const Expr& e, Frame& frame) {
+  std::string out;
+  for (size_t i = 0; i < e.items.size(); ++i) {
+    const std::string& spec = i < e.ops.size() ? e.ops[i] : std::string();
+    if (spec == "\x01") {
+      out += e.items[i]->name;
+      continue;
+    }
+    Value v = eval(*e.items[i], frame);
+    if (v.is_unknown()) return v;
+    if (spec.empty()) {
+      out += to_str(v);
+      continue;
+    }
+    // Format spec: reuse str.format's implementation through the "str" method table.
+    std::string fmt = "{" + spec + "}";
+    if (!fmt.empty() && fmt[1] != ':' && fmt[1] != '!') fmt = "{:" + spec + "}";
+    if (const NativeFn* f = method("str", "format")) {
+      CallArgs args{{v}, {}};
+      Value formatted = (*f)(*this, Value::str(fmt), args, absolute(e.span, frame.unit));
+      if (formatted.is_str()) {
+        out += formatted.s;
+        continue;
+      }
+    }
+    out += to_str(v);
+  }
+  return Value::str(out);
+}
+
+Value Interpreter::eval_comprehension(const Expr& e, Frame& frame) {
+  Frame inner = frame;
+  inner.scope = std::make_shared<Scope>();
+  inner.scope->parent = frame.scope.get() == globals_.get() ? nullptr : frame.scope;
+  inner.scope->globals = globals_.get();
+  inner.is_class_body = false;
+  std::vector<Value> out;
+  auto dict = std::make_shared<DictObj>(e.kind == ExprKind::SetComp);
+  Value failure;
+  std::function<bool(size_t)> loop = [&](size_t level) -> bool {
+    if (level == e.comprehensions.size()) {
+      if (e.kind == ExprKind::DictComp) dict->set(eval(*e.items[0], inner), eval(*e.items[1], inner));
+      else if (e.kind == ExprKind::SetComp) dict->set(eval(*e.items[0], inner), Value::none());
+      else out.push_back(eval(*e.items[0], inner));
+      return !pending_;
+    }
+    const Comprehension& c = e.comprehensions[level];
+    // The first iterable is evaluated in the enclosing scope, as Python does.
+    Value iterable = eval(*c.iter, level == 0 ? frame : inner);
+    Value why;
+    auto items = iterate(iterable, absolute(c.iter->span, frame.unit), &why);
+    if (!items) {
+      failure = why.is_unknown() ? why : unknown("comprehension over a non-iterable", absolute(c.iter->span, frame.unit));
+      return false;
+    }
+    for (auto& item : *items) {
+      assign(*c.target, item, inner);
+      bool keep = true;
+      for (const auto& cond : c.conditions) {
+        auto t = truth(eval(*cond, inner));
+        if (!t) {
+          failure = unknown("comprehension condition could not be evaluated", absolute(cond->span, frame.unit));
+          return false;
+        }
+        if (!*t) { keep = false; break; }
+      }
+      if (keep && !loop(level + 1)) return false;
+    }
+    return true;
+  };
+  if (!loop(0)) return failure.is_unknown() ? failure : unknown("exception in comprehension", absolute(e.span, frame.unit));
+  if (e.kind == ExprKind::DictComp || e.kind == ExprKind::SetComp) return Value::object(dict);
+  return make_list(std::move(out));
+}
+
+static int64_t normalise_index(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
+
+static std::vector<int64_t> slice_indices(const SliceObj& s, int64_t n, bool& ok) {
+  ok = true;
+  int64_t step = s.step.is_int() ? s.step.as_int() : 1;
+  if (step == 0 || (!s.step.is_none() && !s.step.is_int()) || (!s.lower.is_none() && !s.lower.is_int()) ||
+      (!s.upper.is_none() && !s.upper.is_int())) {
+    ok = false;
+    return {};
+  }
+  int64_t lo, hi;
+  if (step > 0) {
+    lo = s.lower.is_none() ? 0 : std::clamp(normalise_index(s.lower.as_int(), n), int64_t{0}, n);
+    hi = s.upper.is_none() ? n : std::clamp(normalise_index(s.upper.as_int(), n), int64_t{0}, n);
+  } else {
+    lo = s.lower.is_none() ? n - 1 : std::clamp(normalise_index(s.lower.as_int(), n), int64_t{-1}, n - 1);
+    hi = s.upper.is_none() ? -1 : std::clamp(normalise_index(s.upper.as_int(), n), int64_t{-1}, n - 1);
+  }
+  std::vector<int64_t> out;
+  for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) out.push_back(i);
+  return out;
+}
+
+Value Interpreter::eval_subscript(const Value& target, const Value& index, const ir::Span& site) {
+  if (target.is_unknown()) return target;
+  if (index.is_unknown()) return index;
+  if (auto* l = TupleView::of(target)) {
+    int64_t n = static_cast<int64_t>(l->items.size());
+    if (index.is_int()) {
+      int64_t i = normalise_index(index.as_int(), n);
+      if (i < 0 || i >= n) return raise("IndexError", "index out of range", site);
+      return l->items[i];
+    }
+    if (auto* s = index.as<SliceObj>()) {
+      bool ok;
+      auto idx = slice_indices(*s, n, ok);
+      if (!ok) return unknown("slice bounds could not be evaluated", site);
+      std::vector<Value> out;
+      for (int64_t i : idx) out.push_back(l->items[i]);
+      return make_list(std::move(out), target.obj->kind == ObjKind::Tuple);
+    }
+    return raise("TypeError", "indices must be integers or slices", site);
+  }
+  if (target.is_str()) {
+    int64_t n = static_cast<int64_t>(target.s.size());
+    if (index.is_int()) {
+      int64_t i = normalise_index(index.as_int(), n);
+      if (i < 0 || i >= n) return raise("IndexError", "string index out of range", site);
+      return Value::str(std::string(1, target.s[i]));
+    }
+    if (auto* s = index.as<SliceObj>()) {
+      bool ok;
+      auto idx = slice_indices(*s, n, ok);
+      if (!ok) return unknown("slice bounds could not be evaluated", site);
+      std::string out;
+      for (int64_t i : idx) out.push_back(target.s[i]);
+      return Value::str(out);
+    }
+  }
+  if (auto* d = target.as<DictObj>()) {
+    if (const Value* v = d->find(index)) return *v;
+    return raise("KeyError", repr(index), site);
+  }
+  if (auto* r = target.as<RangeObj>(); r && index.is_int()) {
+    int64_t i = normalise_index(index.as_int(), r->size());
+    if (i < 0 || i >= r->size()) return raise("IndexError", "range object index out of range", site);
+    return Value::integer(r->start + i * r->step);
+  }
+  if (auto* inst = target.as<InstanceObj>()) {
+    bool found = false;
+    Value getitem = class_attribute(inst->cls, &target, "__getitem__", 0, site, found);
+    if (found) return call(getitem, CallArgs{{index}, {}}, site);
+  }
+  if (target.as<ClassObj>()) return unknown("generic alias", site);  // List[int], Optional[X]
+  if (const NativeFn* f = method(target.kind == Value::Kind::Obj && target.obj->kind == ObjKind::Tensor ? "tensor" : type_name(target), "__getitem__")) {
+    CallArgs args{{index}, {}};
+    return (*f)(*this, target, args, site);
+  }
+  return unknown("subscript of " + type_name(target) + " is not modelled", site);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operators
+
+std::optional<bool> Interpreter::truth(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::None: return false;
+    case Value::Kind::Bool: return v.b;
+    case Value::Kind::Int: return v.i != 0;
+    case Value::Kind::Float: return v.f != 0;
+    case Value::Kind::Str: return !v.s.empty();
+    case Value::Kind::Ellipsis: return true;
+    case Value::Kind::Unknown: return std::nullopt;
+    case Value::Kind::Obj: break;
+  }
+  if (auto* l = TupleView::of(v)) return !l->items.empty();
+  if (auto* d = v.as<DictObj>()) return !d->entries.empty();
+  if (v.obj->kind == ObjKind::Set) return !static_cast<DictObj*>(v.obj.get())->entries.empty();
+  if (auto* r = v.as<RangeObj>()) return r->size() > 0;
+  if (v.as<TensorObj>()) return std::nullopt;
+  if (auto* inst = v.as<InstanceObj>()) {
+    bool found = false;
+    Value len = class_attribute(inst->cls, &v, "__len__", 0, {}, found);
+    if (found && !len.is_unknown()) {
+      Value n = call(len, CallArgs{}, {});
+      if (n.is_int()) return n.as_int() != 0;
+      return std::nullopt;
+    }
+    return true;
+  }
+  return true;
+}
+
+std::optional<bool> Interpreter::equal(const Value& a, const Value& b) {
+  if (a.is_unknown() || b.is_unknown()) return std::nullopt;
+  if (a.is_number() && b.is_number()) {
+    if (a.kind == Value::Kind::Float || b.kind == Value::Kind::Float) return a.as_float() == b.as_float();
+    return a.as_int() == b.as_int();
+  }
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case Value::Kind::None:
+    case Value::Kind::Ellipsis: return true;
+    case Value::Kind::Str: return a.s == b.s;
+    default: break;
+  }
+  auto* la = TupleView::of(a);
+  auto* lb = TupleView::of(b);
+  if (la && lb) {
+    if (a.obj->kind != b.obj->kind || la->items.size() != lb->items.size()) return false;
+    for (size_t i = 0; i < la->items.size(); ++i) {
+      auto e = equal(la->items[i], lb->items[i]);
+      if (!e || !*e) return e;
+    }
+    return true;
+  }
+  if (auto* da = a.as<DtypeObj>()) {
+    auto* db = b.as<DtypeObj>();
+    return db && da->name == db->name;
+  }
+  if (auto* da = a.as<DictObj>()) {
+    auto* db = b.as<DictObj>();
+    if (!db || da->entries.size() != db->entries.size()) return false;
+    for (auto& [k, v] : da->entries) {
+      const Value* other = db->find(k);
+      if (!other) return false;
+      auto e = equal(v, *other);
+      if (!e || !*e) return e;
+    }
+    return true;
+  }
+  return a.obj == b.obj;
+}
+
+std::string Interpreter::to_str(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::Str: return v.s;
+    case Value::Kind::Obj:
+      if (auto* inst = v.as<InstanceObj>()) {
+        bool found = false;
+        Value s = class_attribute(inst->cls, &v, "__str__", 0, {}, found);
+        if (found) {
+          Value r = call(s, CallArgs{}, {});
+          if (r.is_str()) return r.s;
+        }
+      }
+      return repr(v);
+    default: return repr(v);
+  }
+}
+
+Value Interpreter::unary(const std::string& op, const Value& v, const ir::Span& site) {
+  if (op == "not") {
+    auto t = truth(v);
+    if (!t) return v.is_unknown() ? v : unknown("truth value not known", site);
+    return Value::boolean(!*t);
+  }
+  if (v.is_unknown()) return v;
+  if (v.as<TensorObj>()) return v;
+  if (op == "-") {
+    if (v.kind == Value::Kind::Float) return Value::floating(-v.f);
+    if (v.is_int()) return Value::integer(-v.as_int());
+  }
+  if (op == "+" && v.is_number()) return v.kind == Value::Kind::Bool ? Value::integer(v.as_int()) : v;
+  if (op == "~" && v.is_int()) return Value::integer(~v.as_int());
+  return raise("TypeError", "bad operand type for unary " + op + ": '" + type_name(v) + "'", site);
+}
+
+Value Interpreter::compare(const std::string& op, const Value& a, const Value& b, const ir::Span& site) {
+  if (op == "is" || op == "is not") {
+    if (a.is_unknown() || b.is_unknown()) {
+      // `x is None` on an unknown stays unknown.
+      return a.is_unknown() ? a : b;
+    }
+    bool same;
+    if (a.kind != b.kind) same = false;
+    else if (a.kind == Value::Kind::Obj) same = a.obj == b.obj || (a.as<DtypeObj>() && equal(a, b).value_or(false));
+    else same = equal(a, b).value_or(false);
+    return Value::boolean(op == "is" ? same : !same);
+  }
+  if (op == "in" || op == "not in") {
+    if (b.is_unknown()) return b;
+    std::optional<bool> found;
+    if (b.is_str()) {
+      if (!a.is_str()) return a.is_unknown() ? a : raise("TypeError", "'in <string>' requires string", site);
+      found = b.s.find(a.s) != std::string::npos;
+    } else if (auto* d = b.as<DictObj>(); d || (b.kind == Value::Kind::Obj && b.obj->kind == ObjKind::Set)) {
+      if (a.is_unknown()) return a;
+      found = static_cast<DictObj*>(b.obj.get())->find(a) != nullptr;
+    } else if (auto* inst = b.as<InstanceObj>(); inst && !inst->module) {
+      bool f = false;
+      Value contains = class_attribute(inst->cls, &b, "__contains__", 0, site, f);
+      if (f) return call(contains, CallArgs{{a}, {}}, site);
+      return unknown("membership test on " + inst->cls->name, site);
+    } else {
+      auto items = iterate(b, site);
+      if (!items) return unknown("membership test on an unknown container", site);
+      found = false;
+      for (auto& item : *items) {
+        auto e = equal(a, item);
+        if (!e) return unknown("membership test with unknown values", site);
+        if (*e) { found = true; break; }
+      }
+    }
+    return Value::boolean(op == "in" ? *found : !*found);
+  }
+  if (auto* u = first_unknown({&a, &b})) return *u;
+  if (op == "==" || op == "!=") {
+    auto e = equal(a, b);
+    if (!e) return unknown("comparison with unknown values", site);
+    return Value::boolean(op == "==" ? *e : !*e);
+  }
+  int cmp = 0;
+  if (a.is_number() && b.is_number()) {
+    if (a.kind == Value::Kind::Float || b.kind == Value::Kind::Float)
+      cmp = a.as_float() < b.as_float() ? -1 : a.as_float() > b.as_float() ? 1 : 0;
+    else
+      cmp = a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int() ? 1 : 0;
+  } else if (a.is_str() && b.is_str()) {
+    cmp = a.s.compare(b.s);
+    cmp = cmp < 0 ? -1 : cmp > 0 ? 1 : 0;
+  } else if (TupleView::of(a) && TupleView::of(b)) {
+    auto& x = TupleView::of(a)->items;
+    auto& y = TupleView::of(b)->items;
+    size_t i = 0;
+    for (; i < x.size() && i < y.size(); ++i) {
+      auto e = equal(x[i], y[i]);
+      if (!e) return unknown("comparison with unknown values", site);
+      if (!*e) return compare(op, x[i], y[i], site);
+    }
+    cmp = x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
+  } else {
+    return unknown("comparison of " + type_name(a) + " and " + type_name(b) + " is not modelled", site);
+  }
+  if (op == "<") return Value::boolean(cmp < 0);
+  if (op == "<=") return Value::boolean(cmp <= 0);
+  if (op == ">") return Value::boolean(cmp > 0);
+  if (op == ">=") return Value::boolean(cmp >= 0);
+  return unknown("operator " + op, site);
+}
+
+Value Interpreter::binary(const std::string& op, const Value& a, const Value& b, const ir::Span& site) {
+  if (auto* u = first_unknown({&a, &b})) return *u;
+  if (a.as<TensorObj>() || b.as<TensorObj>()) {
+    if (const NativeFn* f = method("tensor", "__binary__")) {
+      CallArgs args{{a, b, Value::str(op)}, {}};
+      return (*f)(*this, Value(), args, site);
+    }
+    return unknown("tensor arithmetic", site);
+  }
+  if (a.is_number() && b.is_number()) {
+    bool floats = a.kind == Value::Kind::Float || b.kind == Value::Kind::Float;
+    if (op == "/") {
+      if (b.as_float() == 0) return raise("ZeroDivisionError", "division by zero", site);
+      return Value::floating(a.as_float() / b.as_float());
+    }
+    if (op == "**") {
+      if (!floats && b.as_int() >= 0) {
+        int64_t r = 1, base = a.as_int();
+        for (int64_t k = 0; k < b.as_int() && k < 64; ++k) r *= base;
+        return Value::integer(r);
+      }
+      return Value::floating(std::pow(a.as_float(), b.as_float()));
+    }
+    if (floats) {
+      double x = a.as_float(), y = b.as_float();
+      if (op == "+") return Value::floating(x + y);
+      if (op == "-") return Value::floating(x - y);
+      if (op == "*") return Value::floating(x * y);
+      if (op == "//") { if (y == 0) return raise("ZeroDivisionError", "float floor division by zero", site); return Value::floating(std::floor(x / y)); }
+      if (op == "%") { if (y == 0) return raise("ZeroDivisionError", "float modulo", site); double m = std::fmod(x, y); if (m != 0 && ((m < 0) != (y < 0))) m += y; return Value::floating(m); }
+    } else {
+      int64_t x = a.as_int(), y = b.as_int();
+      if (op == "+") return Value::integer(x + y);
+      if (op == "-") return Value::integer(x - y);
+      if (op == "*") return Value::integer(x * y);
+      if (op == "//") { if (y == 0) return raise("ZeroDivisionError", "integer division by zero", site); return Value::integer(floor_div(x, y)); }
+      if (op == "%") { if (y == 0) return raise("ZeroDivisionError", "integer modulo by zero", site); return Value::integer(floor_mod(x, y)); }
+      if (op == "&") return a.kind == Value::Kind::Bool && b.kind == Value::Kind::Bool ? Value::boolean(a.b && b.b) : Value::integer(x & y);
+      if (op == "|") return a.kind == Value::Kind::Bool && b.kind == Value::Kind::Bool ? Value::boolean(a.b || b.b) : Value::integer(x | y);
+      if (op == "^") return Value::integer(x ^ y);
+      if (op == "<<") return Value::integer(x << y);
+      if (op == ">>") return Value::integer(x >> y);
+    }
+  }
+  if (a.is_str() && b.is_str() && op == "+") return Value::str(a.s + b.s);
+  if (op == "*" && ((a.is_str() && b.is_int()) || (a.is_int() && b.is_str()))) {
+    const std::string& s = a.is_str() ? a.s : b.s;
+    int64_t n = a.is_str() ? b.as_int() : a.as_int();
+    std::string out;
+    for (int64_t k = 0; k < n && out.size() < 1'000'000; ++k) out += s;
+    return Value::str(out);
+  }
+  if (a.is_str() && op == "%") {
+    if (const NativeFn* f = method("str", "__mod__")) {
+      CallArgs args{{b}, {}};
+      return (*f)(*this, a, args, site);
+    }
+  }
+  auto* la = TupleView::of(a);
+  auto* lb = TupleView::of(b);
+  if (la && lb && op == "+" && a.obj->kind == b.obj->kind) {
+    std::vector<Value> items = la->items;
+    items.insert(items.end(), lb->items.begin(), lb->items.end());
+    return make_list(std::move(items), a.obj->kind == ObjKind::Tuple);
+  }
+  if (op == "*" && ((la && b.is_int()) || (lb && a.is_int()))) {
+    auto* l = la ? la : lb;
+    int64_t n = la ? b.as_int() : a.as_int();
+    if (n * static_cast<int64_t>(l->items.size()) > 10'000'000) return unknown("list repetition too large", site);
+    std::vector<Value> items;
+    for (int64_t k = 0; k < n; ++k) items.insert(items.end(), l->items.begin(), l->items.end());
+    return make_list(std::move(items), (la ? a : b).obj->kind == ObjKind::Tuple);
+  }
+  if (op == "|") {
+    auto* da = a.as<DictObj>();
+    auto* db = b.as<DictObj>();
+    if (da && db) {
+      auto d = std::make_shared<DictObj>();
+      for (auto& kv : da->entries) d->set(kv.first, kv.second);
+      for (auto& kv : db->entries) d->set(kv.first, kv.second);
+      return Value::object(d);
+    }
+  }
+  if (auto* inst = a.as<InstanceObj>()) {
+    static const std::unordered_map<std::string, std::string> dunder = {
+        {"+", "__add__"}, {"-", "__sub__"}, {"*", "__mul__"}, {"/", "__truediv__"}, {"//", "__floordiv__"},
+        {"%", "__mod__"}, {"@", "__matmul__"}, {"**", "__pow__"}};
+    auto it = dunder.find(op);
+    bool found = false;
+    if (it != dunder.end()) {
+      Value m = class_attribute(inst->cls, &a, it->second, 0, site, found);
+      if (found) return call(m, CallArgs{{b}, {}}, site);
+    }
+  }
+  return raise("TypeError", "unsupported operand type(s) for " + op + ": '" + type_name(a) + "' and '" + type_name(b) + "'", site);
+}
+
+std::optional<std::vector<Value>> Interpreter::iterate(const Value& v, const ir::Span& site, Value* why) {
+  if (v.is_unknown()) {
+    if (why) *why = v;
+    return std::nullopt;
+  }
+  if (auto* l = TupleView::of(v)) return l->items;
+  if (v.is_str()) {
+    std::vector<Value> out;
+    for (char c : v.s) out.push_back(Value::str(std::string(1, c)));
+    return out;
+  }
+  if (v.kind != Value::Kind::Obj) {
+    if (why) *why = unknown("'" + type_name(v) + "' object is not iterable", site);
+    return std::nullopt;
+  }
+  if (v.obj->kind == ObjKind::Dict || v.obj->kind == ObjKind::Set) {
+    std::vector<Value> out;
+    for (auto& kv : static_cast<DictObj*>(v.obj.get())->entries) out.push_back(kv.first);
+    return out;
+  }
+  if (auto* r = v.as<RangeObj>()) {
+    int64_t n = r->size();
+    if (n > limits_.max_loop_iterations) {
+      if (why) *why = unknown("range of " + std::to_string(n) + " items is beyond the iteration limit", site);
+      return std::nullopt;
+    }
+    std::vector<Value> out;
+    out.reserve(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) out.push_back(Value::integer(r->start + i * r->step));
+    return out;
+  }
+  if (auto* inst = v.as<InstanceObj>()) {
+    bool found = false;
+    Value iter = class_attribute(inst->cls, &v, "__iter__", 0, site, found);
+    if (found) {
+      Value r = call(iter, CallArgs{}, site);
+      if (auto* l = TupleView::of(r)) return l->items;
+    }
+  }
+  if (why) *why = unknown("iteration over " + type_name(v) + " is not modelled", site);
+  return std::nullopt;
+}
+
+}  // namespace shardlens::python

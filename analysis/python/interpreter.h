@@ -1,0 +1,173 @@
+// The abstract interpreter: executes a script's module-level code and the constructors it
+// reaches, statically, to find which modules and parameters it builds. Forward passes are never
+// run; whatever cannot be evaluated becomes an Unknown value that remembers why.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "python/values.h"
+
+namespace shardlens::python {
+
+// Something the front end could not resolve, and which module construction it happened in.
+struct Event {
+  std::string what;
+  std::string reason;
+  ir::Span span;
+  uint64_t owner = 0;  // id of the outermost module under construction (0: none)
+};
+
+enum class Flow : uint8_t { Normal, Return, Break, Continue, Raise };
+
+struct Frame {
+  std::shared_ptr<Scope> scope;
+  const Unit* unit = nullptr;
+  ClassObj* defining_class = nullptr;  // for zero-argument super()
+  Value first_argument;                // `self` (or `cls`) of the running method
+  Value return_value;
+  bool is_class_body = false;
+};
+
+struct PendingException {
+  std::string type;     // "ValueError"
+  std::string message;
+  ir::Span span;
+};
+
+class Interpreter {
+ public:
+  struct Limits {
+    uint64_t max_steps = 20'000'000;  // statements + expressions evaluated, per run
+    int max_call_depth = 150;
+    int64_t max_loop_iterations = 1'000'000;
+  };
+
+  explicit Interpreter(Limits limits);
+  Interpreter() : Interpreter(Limits()) {}
+  ~Interpreter();
+
+  // Runs top-level statements in order, as `python script.py` would with the given __name__.
+  void run_module(const std::vector<std::shared_ptr<Unit>>& units, const std::string& module_name);
+  // Evaluates an expression (e.g. --model) in the module's global scope.
+  Value evaluate_in_globals(const Expr& expr, const Unit& unit);
+  Scope& globals() { return *globals_; }
+  const std::vector<std::string>& global_order() const { return global_order_; }
+
+  // --- services for the natives (builtin_functions.cpp, torch_builtins.cpp) ---
+  Value call(const Value& callee, CallArgs args, const ir::Span& site);
+  Value get_attribute(const Value& object, const std::string& name, const ir::Span& site);
+  void set_attribute(const Value& object, const std::string& name, Value value, const ir::Span& site);
+  // nullopt: truth value unknown
+  std::optional<bool> truth(const Value& v);
+  // nullopt: not iterable here (the Unknown to propagate is written to *why)
+  std::optional<std::vector<Value>> iterate(const Value& v, const ir::Span& site, Value* why = nullptr);
+  Value binary(const std::string& op, const Value& a, const Value& b, const ir::Span& site);
+  std::optional<bool> equal(const Value& a, const Value& b);
+  std::string to_str(const Value& v);
+  Value raise(const std::string& type, const std::string& message, const ir::Span& site);
+  bool exception_pending() const { return pending_.has_value(); }
+  // Clears a pending exception of this type (or a subclass of it); true if there was one.
+  bool take_exception(const std::string& type);
+  void note(const std::string& what, const std::string& reason, const ir::Span& span);
+  Value unknown(const std::string& reason, const ir::Span& span, bool maybe_module = false) {
+    return Value::make_unknown(reason, span, maybe_module);
+  }
+  uint64_t next_id() { return ++id_counter_; }
+
+  // Registry of built-in names by qualified name ("builtins.len", "torch.nn.Linear", "math.pi").
+  void define(const std::string& qualname, Value v);
+  const Value* builtin(const std::string& qualname) const;
+  Value native(const std::string& qualname, NativeFn fn, Value self = {});
+  void define_native(const std::string& qualname, NativeFn fn) { define(qualname, native(qualname, std::move(fn))); }
+  // Native methods per receiver kind ("str", "list", "dict", "tensor", "module", ...).
+  void define_method(const std::string& receiver, const std::string& name, NativeFn fn);
+  const NativeFn* method(const std::string& receiver, const std::string& name) const;
+  Value namespace_value(const std::string& qualname);
+
+  // Classes and instances.
+  std::shared_ptr<ClassObj> make_builtin_class(const std::string& qualname,
+                                               std::vector<std::shared_ptr<ClassObj>> bases,
+                                               NativeFn init);
+  std::shared_ptr<ClassObj> module_base() const { return module_base_; }
+  std::shared_ptr<ClassObj> object_base() const { return object_base_; }
+  Value instantiate(const std::shared_ptr<ClassObj>& cls, CallArgs args, const ir::Span& site);
+  std::shared_ptr<TensorObj> new_tensor(std::optional<std::vector<int64_t>> shape, const ir::Span& site,
+                                        bool parameter = false);
+  const std::vector<Event>& events() const { return events_; }
+  uint64_t steps() const { return steps_; }
+  bool budget_exhausted() const { return budget_exhausted_; }
+  // Module instances created at module level, in creation order (root selection reads it).
+  const std::vector<std::shared_ptr<InstanceObj>>& top_level_modules() const { return top_level_modules_; }
+  std::vector<std::string>& instantiated_class_names() { return instantiated_by_classes_; }
+  // Classes that some other class instantiates while constructing (root selection skips them).
+  const std::unordered_set<const ClassObj*>& nested_classes() const { return nested_classes_; }
+
+  // Registering on nn.Module: the rules of nn.Module.__setattr__.
+  void module_set(InstanceObj& module, const std::string& name, Value value, const ir::Span& site);
+  Value module_get(InstanceObj& module, const std::string& name, bool& found);
+  ir::Span absolute(const RelSpan& span, const Unit* unit) const;
+  const Unit* current_unit() const { return frame_ ? frame_->unit : nullptr; }
+
+ private:
+  Flow exec_block(const Block& block, Frame& frame);
+  Flow exec(const Stmt& stmt, Frame& frame);
+  Value eval(const Expr& expr, Frame& frame);
+  Value eval_call(const Expr& expr, Frame& frame);
+  Value eval_comprehension(const Expr& expr, Frame& frame);
+  Value eval_fstring(const Expr& expr, Frame& frame);
+  Value eval_subscript(const Value& target, const Value& index, const ir::Span& site);
+  void assign(const Expr& target, Value value, Frame& frame);
+  bool collect_args(const std::vector<ExprPtr>& items, size_t first, Frame& frame, CallArgs& out);
+  Value lookup_name(const std::string& name, Frame& frame, const ir::Span& site);
+  void bind_name(const std::string& name, Value value, Frame& frame);
+  Value make_function(const std::shared_ptr<FunctionDef>& def, Frame& frame, const std::string& qualname);
+  Value call_function(FunctionObj& fn, CallArgs args, const ir::Span& site, const Value* bound_self);
+  Value define_class(const Stmt& stmt, Frame& frame);
+  Value apply_decorators(const std::vector<ExprPtr>& decorators, Value target, Frame& frame);
+  void import_module(const Stmt& stmt, Frame& frame);
+  Value compare(const std::string& op, const Value& a, const Value& b, const ir::Span& site);
+  Value unary(const std::string& op, const Value& v, const ir::Span& site);
+  Value class_attribute(const std::shared_ptr<ClassObj>& cls, const Value* self, const std::string& name,
+                        size_t mro_start, const ir::Span& site, bool& found);
+  Value instance_attribute(const Value& object, const std::string& name, const ir::Span& site);
+  bool step();
+  uint64_t event_owner() const;
+
+  Limits limits_;
+  std::shared_ptr<Scope> globals_;
+  std::vector<std::string> global_order_;
+  std::unordered_map<std::string, Value> registry_;
+  std::unordered_set<std::string> namespaces_;
+  std::unordered_map<std::string, std::unordered_map<std::string, NativeFn>> methods_;
+  std::shared_ptr<ClassObj> module_base_;
+  std::shared_ptr<ClassObj> object_base_;
+  std::vector<Event> events_;
+  std::set<std::tuple<std::string, std::string, uint32_t, uint32_t, uint64_t>> event_keys_;
+  std::optional<PendingException> pending_;
+  std::vector<InstanceObj*> constructing_;
+  std::vector<const ClassObj*> constructing_classes_;
+  std::vector<std::shared_ptr<InstanceObj>> top_level_modules_;
+  std::vector<std::string> instantiated_by_classes_;
+  std::unordered_set<const ClassObj*> nested_classes_;
+  Frame* frame_ = nullptr;
+  uint64_t steps_ = 0;
+  uint64_t id_counter_ = 0;
+  int call_depth_ = 0;
+  bool budget_exhausted_ = false;
+};
+
+// Turns a class into a dataclass (fields from its annotated class attributes, in order).
+void make_dataclass(Interpreter& interp, ClassObj& cls, bool keyword_only = false);
+
+// Installed by the constructor; each defined in its own file.
+void install_python_builtins(Interpreter& interp);
+void install_torch(Interpreter& interp);
+
+}  // namespace shardlens::python

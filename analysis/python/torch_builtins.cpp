@@ -1,0 +1,1571 @@
+// torch as far as module construction needs it: nn layers with PyTorch's exact parameter and
+// buffer names, shapes and registration order (checked against torch 1.13 by the test suite),
+// the containers, nn.Module's methods, nn.init, dtypes, and tensor factories with shapes.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "python/interpreter.h"
+#include "python/module_tree.h"
+
+namespace shardlens::python {
+namespace {
+
+using Args = CallArgs;
+using Bound = std::map<std::string, Value>;
+struct P {
+  const char* name;
+  std::optional<Value> fallback;  // nullopt: required
+};
+
+// Binds a native's arguments (self already removed) to named parameters, like Python does.
+bool bind_args(Interpreter& in, const std::string& fname, const std::vector<P>& params, const Args& a, Bound& out,
+          const ir::Span& site, bool allow_extra_kwargs = false) {
+  if (a.positional.size() > params.size()) {
+    in.raise("TypeError", fname + "() takes " + std::to_string(params.size()) + " positional arguments but " +
+                              std::to_string(a.positional.size()) + " were given", site);
+    return false;
+  }
+  for (size_t i = 0; i < a.positional.size(); ++i) out[params[i].name] = a.positional[i];
+  for (auto& [k, v] : a.keywords) {
+    bool known = std::any_of(params.begin(), params.end(), [&](const P& p) { return k == p.name; });
+    if (!known) {
+      if (allow_extra_kwargs) continue;
+      in.raise("TypeError", fname + "() got an unexpected keyword argument '" + k + "'", site);
+      return false;
+    }
+    if (out.count(k)) {
+      in.raise("TypeError", fname + "() got multiple values for argument '" + k + "'", site);
+      return false;
+    }
+    out[k] = v;
+  }
+  for (auto& p : params) {
+    if (out.count(p.name)) continue;
+    if (!p.fallback) {
+      in.raise("TypeError", fname + "() missing required argument '" + p.name + "'", site);
+      return false;
+    }
+    out[p.name] = *p.fallback;
+  }
+  return true;
+}
+
+Value self_of(Args& a) {
+  if (a.positional.empty()) return {};
+  Value self = a.positional.front();
+  a.positional.erase(a.positional.begin());
+  return self;
+}
+
+// Shape dims from a list of values: ints, or one tuple/list/torch.Size of ints.
+std::optional<std::vector<int64_t>> dims_of(const std::vector<Value>& values, Value* why) {
+  std::vector<Value> flat = values;
+  if (flat.size() == 1)
+    if (auto* l = TupleView::of(flat[0])) flat = l->items;
+  std::vector<int64_t> out;
+  for (auto& v : flat) {
+    if (v.is_unknown()) {
+      if (why) *why = v;
+      return std::nullopt;
+    }
+    if (!v.is_int()) {
+      if (why) *why = Value::make_unknown("size " + repr(v) + " is not an integer");
+      return std::nullopt;
+    }
+    out.push_back(v.as_int());
+  }
+  return out;
+}
+
+std::string dtype_name(const Value& v) {
+  if (auto* d = v.as<DtypeObj>()) return d->name;
+  return "";
+}
+
+Value new_param(Interpreter& in, std::vector<Value> dims, const ir::Span& site, const std::string& dtype,
+                const std::string& what) {
+  Value why;
+  auto shape = dims_of(dims, &why);
+  auto t = in.new_tensor(shape, site, true);
+  if (!dtype.empty()) t->dtype = dtype;
+  if (!shape) {
+    t->why = why.unknown ? why.unknown : std::make_shared<UnknownInfo>(UnknownInfo{"shape not known", site, false});
+    in.note("shape of parameter '" + what + "' could not be resolved", t->why->reason, site);
+  } else {
+    for (int64_t d : *shape)
+      if (d < 0) {
+        in.raise("RuntimeError", "parameter '" + what + "' would have a negative dimension", site);
+        break;
+      }
+  }
+  return Value::object(t);
+}
+
+Value new_buffer_tensor(Interpreter& in, std::vector<Value> dims, const ir::Span& site, const std::string& dtype) {
+  Value why;
+  auto shape = dims_of(dims, &why);
+  auto t = in.new_tensor(shape, site, false);
+  if (!dtype.empty()) t->dtype = dtype;
+  if (!shape) t->why = why.unknown;
+  return Value::object(t);
+}
+
+// The n-tuple a conv's kernel_size / stride / padding argument means.
+std::vector<Value> n_tuple(const Value& v, size_t n) {
+  if (auto* l = TupleView::of(v)) return l->items;
+  return std::vector<Value>(n, v);
+}
+
+std::string args_repr(Interpreter& in, const Args& a) {
+  std::string s;
+  for (auto& v : a.positional) s += (s.empty() ? "" : ", ") + repr(v);
+  for (auto& [k, v] : a.keywords) s += (s.empty() ? "" : ", ") + k + "=" + repr(v);
+  (void)in;
+  return s;
+}
+
+std::string tuple_repr(const std::vector<Value>& items) {
+  std::string s = "(";
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + repr(items[i]);
+  if (items.size() == 1) s += ",";
+  return s + ")";
+}
+
+InstanceObj* instance(const Value& v) { return v.as<InstanceObj>(); }
+
+void register_param(Interpreter& in, const Value& self, const std::string& name, Value param, const ir::Span& site) {
+  if (auto* m = instance(self); m && m->module) in.module_set(*m, name, std::move(param), site);
+}
+
+void register_none_param(const Value& self, const std::string& name) {
+  if (auto* m = instance(self); m && m->module) {
+    if (auto* slot = ModuleData::find(m->module->parameters, name)) *slot = nullptr;
+    else m->module->parameters.emplace_back(name, nullptr);
+  }
+}
+
+void register_buffer(const Value& self, const std::string& name, std::shared_ptr<TensorObj> t, bool persistent) {
+  auto* m = instance(self);
+  if (!m || !m->module) return;
+  auto& md = *m->module;
+  m->erase_attribute(name);
+  for (size_t i = 0; i < md.buffers.size(); ++i)
+    if (md.buffers[i].first == name) {
+      md.buffers[i].second = std::move(t);
+      md.buffer_persistent[i] = persistent;
+      return;
+    }
+  md.buffers.emplace_back(name, std::move(t));
+  md.buffer_persistent.push_back(persistent);
+}
+
+void set_attrs(const Value& self, const Bound& b, std::initializer_list<const char*> names) {
+  if (auto* m = instance(self))
+    for (const char* n : names) {
+      auto it = b.find(n);
+      if (it != b.end()) m->set_attribute(n, it->second);
+    }
+}
+
+void set_repr(const Value& self, std::string r) {
+  if (auto* m = instance(self); m && m->module) m->module->extra_repr = std::move(r);
+}
+
+bool is_true(Interpreter& in, const Value& v) { return in.truth(v).value_or(false); }
+
+// --- tensor shapes -----------------------------------------------------------------------------
+
+std::optional<std::vector<int64_t>> broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1) return std::nullopt;
+    out[out.size() - 1 - i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+Value tensor_like(Interpreter& in, const TensorObj& t, std::optional<std::vector<int64_t>> shape, const ir::Span& site) {
+  auto r = in.new_tensor(std::move(shape), site);
+  r->dtype = t.dtype;
+  r->why = t.why;
+  if (!r->shape && !r->why) r->why = std::make_shared<UnknownInfo>(UnknownInfo{"tensor shape not modelled", site, false});
+  return Value::object(r);
+}
+
+int64_t norm_dim(int64_t d, size_t rank) { return d < 0 ? d + static_cast<int64_t>(rank) : d; }
+
+std::optional<std::vector<int64_t>> reshape(const std::vector<int64_t>& from, std::vector<int64_t> to) {
+  int64_t total = 1;
+  for (auto d : from) total *= d;
+  int64_t known = 1;
+  int infer = -1;
+  for (size_t i = 0; i < to.size(); ++i) {
+    if (to[i] == -1) {
+      if (infer >= 0) return std::nullopt;
+      infer = static_cast<int>(i);
+    } else {
+      known *= to[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || total % known) return std::nullopt;
+    to[static_cast<size_t>(infer)] = total / known;
+  } else if (known != total) {
+    return std::nullopt;
+  }
+  return to;
+}
+
+Value tensor_index(Interpreter& in, const TensorObj& t, const Value& index, const ir::Span& site) {
+  if (!t.shape) return tensor_like(in, t, std::nullopt, site);
+  std::vector<Value> items;
+  if (index.kind == Value::Kind::Obj && index.obj->kind == ObjKind::Tuple) items = TupleView::of(index)->items;
+  else items.push_back(index);
+  const auto& shape = *t.shape;
+  size_t consumed = 0;
+  for (auto& it : items)
+    if (!it.is_none() && it.kind != Value::Kind::Ellipsis) ++consumed;
+  std::vector<int64_t> out;
+  size_t dim = 0;
+  for (auto& it : items) {
+    if (it.is_none()) { out.push_back(1); continue; }
+    if (it.kind == Value::Kind::Ellipsis) {
+      size_t keep = shape.size() >= consumed ? shape.size() - consumed : 0;
+      for (size_t k = 0; k < keep && dim < shape.size(); ++k) out.push_back(shape[dim++]);
+      continue;
+    }
+    if (dim >= shape.size()) return in.raise("IndexError", "too many indices for tensor", site);
+    if (it.is_int()) { ++dim; continue; }
+    if (auto* s = it.as<SliceObj>()) {
+      int64_t n = shape[dim++];
+      int64_t step = s->step.is_int() ? s->step.as_int() : 1;
+      if ((!s->lower.is_none() && !s->lower.is_int()) || (!s->upper.is_none() && !s->upper.is_int()) || step <= 0)
+        return tensor_like(in, t, std::nullopt, site);
+      int64_t lo = s->lower.is_none() ? 0 : std::clamp(norm_dim(s->lower.as_int(), static_cast<size_t>(n)), int64_t{0}, n);
+      int64_t hi = s->upper.is_none() ? n : std::clamp(norm_dim(s->upper.as_int(), static_cast<size_t>(n)), int64_t{0}, n);
+      out.push_back(hi > lo ? (hi - lo + step - 1) / step : 0);
+      continue;
+    }
+    return tensor_like(in, t, std::nullopt, site);  // advanced indexing: shape depends on values
+  }
+  while (dim < shape.size()) out.push_back(shape[dim++]);
+  return tensor_like(in, t, out, site);
+}
+
+// Tensor methods that keep the shape (in-place initialisers, casts, elementwise maths).
+const char* kShapePreserving[] = {
+    "normal_", "uniform_", "zero_", "fill_", "copy_", "clamp_", "clamp", "mul_", "add_", "div_", "sub_", "exp_",
+    "log_", "clone", "detach", "detach_", "contiguous", "float", "half", "bfloat16", "double", "int", "long",
+    "bool", "byte", "cpu", "cuda", "to", "type", "requires_grad_", "triu", "tril", "triu_", "tril_", "exp", "log",
+    "sin", "cos", "sqrt", "rsqrt", "abs", "neg", "sigmoid", "tanh", "relu", "masked_fill", "masked_fill_",
+    "fill_diagonal_", "erfinv_", "trunc_normal_", "pow", "reciprocal", "square", "float_power", "mul", "add", "div",
+    "sub", "round", "floor", "ceil", "type_as", "pin_memory", "share_memory_", "log1p", "expm1", "clamp_min",
+    "clamp_max", "sign", "bernoulli_", "random_", "exponential_", "geometric_", "cauchy_", "log_normal_", "set_",
+    "new_tensor", "softmax", "log_softmax", "cumsum", "cumprod", "flip", "roll", "requires_grad"};
+
+Value tensor_method(Interpreter& in, const std::string& name, const Value& self, Args& a, const ir::Span& site) {
+  auto* t = self.as<TensorObj>();
+  const auto& shape = t->shape;
+  auto unknown_shape = [&] { return tensor_like(in, *t, std::nullopt, site); };
+  if (name == "size") {
+    if (!shape) return in.unknown("size of a tensor whose shape is unknown", site);
+    if (a.positional.empty()) {
+      std::vector<Value> dims;
+      for (auto d : *shape) dims.push_back(Value::integer(d));
+      return make_tuple(std::move(dims));
+    }
+    if (!a.positional[0].is_int()) return in.unknown("size() argument", site);
+    int64_t d = norm_dim(a.positional[0].as_int(), shape->size());
+    if (d < 0 || d >= static_cast<int64_t>(shape->size())) return in.raise("IndexError", "dimension out of range", site);
+    return Value::integer((*shape)[d]);
+  }
+  if (name == "dim" || name == "ndimension") {
+    if (!shape) return in.unknown("rank of a tensor whose shape is unknown", site);
+    return Value::integer(static_cast<int64_t>(shape->size()));
+  }
+  if (name == "numel" || name == "nelement") {
+    if (!shape) return in.unknown("numel of a tensor whose shape is unknown", site);
+    int64_t n = 1;
+    for (auto d : *shape) n *= d;
+    return Value::integer(n);
+  }
+  if (name == "item" || name == "tolist") return in.unknown("tensor values are not known statically", site);
+  if (name == "view" || name == "reshape") {
+    if (!shape) return unknown_shape();
+    if (!a.positional.empty() && a.positional[0].as<DtypeObj>()) return unknown_shape();
+    auto to = dims_of(a.positional, nullptr);
+    if (!to) return unknown_shape();
+    auto r = reshape(*shape, *to);
+    if (!r) return in.raise("RuntimeError", "shape is invalid for input of this size", site);
+    return tensor_like(in, *t, r, site);
+  }
+  if (name == "unsqueeze" || name == "squeeze") {
+    if (!shape) return unknown_shape();
+    auto s = *shape;
+    if (name == "unsqueeze") {
+      if (a.positional.empty() || !a.positional[0].is_int()) return unknown_shape();
+      int64_t d = a.positional[0].as_int();
+      if (d < 0) d += static_cast<int64_t>(s.size()) + 1;
+      if (d < 0 || d > static_cast<int64_t>(s.size())) return in.raise("IndexError", "dimension out of range", site);
+      s.insert(s.begin() + d, 1);
+    } else if (a.positional.empty()) {
+      s.erase(std::remove(s.begin(), s.end(), 1), s.end());
+    } else if (a.positional[0].is_int()) {
+      int64_t d = norm_dim(a.positional[0].as_int(), s.size());
+      if (d >= 0 && d < static_cast<int64_t>(s.size()) && s[d] == 1) s.erase(s.begin() + d);
+    }
+    return tensor_like(in, *t, s, site);
+  }
+  if (name == "expand") {
+    if (!shape) return unknown_shape();
+    auto to = dims_of(a.positional, nullptr);
+    if (!to || to->size() < shape->size()) return unknown_shape();
+    auto s = *to;
+    size_t offset = s.size() - shape->size();
+    for (size_t i = 0; i < s.size(); ++i)
+      if (s[i] == -1) s[i] = i >= offset ? (*shape)[i - offset] : 1;
+    return tensor_like(in, *t, s, site);
+  }
+  if (name == "repeat") {
+    if (!shape) return unknown_shape();
+    auto reps = dims_of(a.positional, nullptr);
+    if (!reps || reps->size() < shape->size()) return unknown_shape();
+    std::vector<int64_t> s(reps->size());
+    size_t offset = reps->size() - shape->size();
+    for (size_t i = 0; i < s.size(); ++i) s[i] = (*reps)[i] * (i >= offset ? (*shape)[i - offset] : 1);
+    return tensor_like(in, *t, s, site);
+  }
+  if (name == "transpose" || name == "swapaxes") {
+    if (!shape || a.positional.size() != 2 || !a.positional[0].is_int() || !a.positional[1].is_int()) return unknown_shape();
+    auto s = *shape;
+    int64_t x = norm_dim(a.positional[0].as_int(), s.size()), y = norm_dim(a.positional[1].as_int(), s.size());
+    if (x < 0 || y < 0 || x >= static_cast<int64_t>(s.size()) || y >= static_cast<int64_t>(s.size()))
+      return in.raise("IndexError", "dimension out of range", site);
+    std::swap(s[x], s[y]);
+    return tensor_like(in, *t, s, site);
+  }
+  if (name == "t") {
+    if (!shape) return unknown_shape();
+    auto s = *shape;
+    if (s.size() == 2) std::swap(s[0], s[1]);
+    return tensor_like(in, *t, s, site);
+  }
+  if (name == "permute") {
+    if (!shape) return unknown_shape();
+    auto order = dims_of(a.positional, nullptr);
+    if (!order || order->size() != shape->size()) return unknown_shape();
+    std::vector<int64_t> s;
+    for (auto d : *order) s.push_back((*shape)[norm_dim(d, shape->size())]);
+    return tensor_like(in, *t, s, site);
+  }
+  if (name == "flatten") {
+    if (!shape) return unknown_shape();
+    int64_t start = a.positional.size() > 0 && a.positional[0].is_int() ? a.positional[0].as_int() : 0;
+    int64_t end = a.positional.size() > 1 && a.positional[1].is_int() ? a.positional[1].as_int() : -1;
+    if (shape->empty()) return tensor_like(in, *t, std::vector<int64_t>{1}, site);
+    start = norm_dim(start, shape->size());
+    end = norm_dim(end, shape->size());
+    std::vector<int64_t> s(shape->begin(), shape->begin() + start);
+    int64_t merged = 1;
+    for (int64_t i = start; i <= end; ++i) merged *= (*shape)[i];
+    s.push_back(merged);
+    s.insert(s.end(), shape->begin() + end + 1, shape->end());
+    return tensor_like(in, *t, s, site);
+  }
+  if (name == "cos" || name == "sin") return tensor_like(in, *t, shape, site);
+  if (name == "chunk" || name == "split" || name == "unbind")
+    return in.unknown("tensor splitting is analysed by the dataflow front end", site);
+  for (const char* keep : kShapePreserving)
+    if (name == keep) {
+      if (name.back() == '_' && name != "requires_grad_") return self;  // in place: the same tensor
+      if (name == "requires_grad_") return self;
+      Value r = tensor_like(in, *t, shape, site);
+      const Value* dtype = a.positional.empty() ? a.keyword("dtype") : &a.positional[0];
+      if (dtype && dtype->as<DtypeObj>()) r.as<TensorObj>()->dtype = dtype->as<DtypeObj>()->name;
+      if (name == "float") r.as<TensorObj>()->dtype = "float32";
+      if (name == "half") r.as<TensorObj>()->dtype = "float16";
+      if (name == "bfloat16") r.as<TensorObj>()->dtype = "bfloat16";
+      if (name == "long") r.as<TensorObj>()->dtype = "int64";
+      if (name == "bool") r.as<TensorObj>()->dtype = "bool";
+      return r;
+    }
+  return in.unknown("Tensor." + name + "() is not modelled", site);
+}
+
+}  // namespace
+
+void install_torch(Interpreter& in) {
+  auto module = in.module_base();
+  in.define("torch.nn.modules.module.Module", Value::object(module));
+
+  // --- dtypes ---
+  for (auto& [alias, name] : std::vector<std::pair<std::string, std::string>>{
+           {"float32", "float32"}, {"float", "float32"}, {"float16", "float16"}, {"half", "float16"},
+           {"bfloat16", "bfloat16"}, {"float64", "float64"}, {"double", "float64"}, {"int64", "int64"},
+           {"long", "int64"}, {"int32", "int32"}, {"int", "int32"}, {"int16", "int16"}, {"short", "int16"},
+           {"int8", "int8"}, {"uint8", "uint8"}, {"bool", "bool"}, {"complex64", "complex64"},
+           {"cfloat", "complex64"}, {"complex128", "complex128"}, {"float8_e4m3fn", "float8_e4m3fn"}}) {
+    auto d = std::make_shared<DtypeObj>();
+    d->name = name;
+    in.define("torch." + alias, Value::object(d));
+  }
+  in.define_native("torch.get_default_dtype", [](Interpreter& in, const Value&, Args&, const ir::Span&) {
+    return *in.builtin("torch.float32");
+  });
+  for (const char* n : {"torch.set_default_dtype", "torch.manual_seed", "torch.set_grad_enabled",
+                        "torch.set_float32_matmul_precision", "torch.set_num_threads", "torch.use_deterministic_algorithms"})
+    in.define_native(n, [](Interpreter&, const Value&, Args&, const ir::Span&) { return Value::none(); });
+  for (const char* n : {"torch.cuda.is_available", "torch.cuda.device_count", "torch.backends.mps.is_available",
+                        "torch.cuda.is_bf16_supported", "torch.distributed.is_initialized",
+                        "torch.distributed.get_world_size", "torch.distributed.get_rank"}) {
+    std::string name = n;
+    in.define_native(name, [name](Interpreter& in, const Value&, Args&, const ir::Span& site) {
+      return in.unknown(name + "() depends on the machine the script runs on", site);
+    });
+  }
+  in.define_native("torch.device", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    return a.positional.empty() ? in.unknown("device", site) : a.positional[0];
+  });
+  in.define_native("torch.finfo", [](Interpreter& in, const Value&, Args&, const ir::Span& site) {
+    return in.unknown("torch.finfo values are not modelled", site);
+  });
+
+  // --- tensors ---
+  auto tensor_class = in.make_builtin_class("torch.Tensor", {}, nullptr);
+  auto factory = [](bool like) {
+    return [like](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+      std::vector<Value> dims = a.positional;
+      std::string dtype;
+      if (const Value* d = a.keyword("dtype")) dtype = dtype_name(*d);
+      if (const Value* s = a.keyword("size")) dims = {*s};
+      if (like) {
+        if (a.positional.empty()) return in.raise("TypeError", "*_like() needs a tensor", site);
+        auto* t = a.positional[0].as<TensorObj>();
+        if (!t) return in.unknown("*_like() of a non-tensor", site);
+        Value r = tensor_like(in, *t, t->shape, site);
+        if (!dtype.empty()) r.as<TensorObj>()->dtype = dtype;
+        return r;
+      }
+      return new_buffer_tensor(in, dims, site, dtype);
+    };
+  };
+  for (const char* n : {"zeros", "ones", "empty", "randn", "rand"}) in.define_native(std::string("torch.") + n, factory(false));
+  for (const char* n : {"zeros_like", "ones_like", "empty_like", "randn_like", "rand_like", "full_like"})
+    in.define_native(std::string("torch.") + n, factory(true));
+  tensor_class->native_new = [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.size() == 1 && TupleView::of(a.positional[0])) {
+      auto* l = TupleView::of(a.positional[0]);
+      return new_buffer_tensor(in, {Value::integer(static_cast<int64_t>(l->items.size()))}, site, "");
+    }
+    return new_buffer_tensor(in, a.positional, site, "");
+  };
+  in.define("torch.FloatTensor", Value::object(tensor_class));
+  in.define_native("torch.full", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    const Value* size = argument(a, 0, "size");
+    if (!size) return in.raise("TypeError", "full() missing size", site);
+    const Value* d = a.keyword("dtype");
+    return new_buffer_tensor(in, {*size}, site, d ? dtype_name(*d) : "");
+  });
+  in.define_native("torch.randint", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    const Value* size = a.keyword("size");
+    if (!size && !a.positional.empty()) size = &a.positional.back();
+    if (!size) return in.raise("TypeError", "randint() missing size", site);
+    return new_buffer_tensor(in, {*size}, site, "int64");
+  });
+  in.define_native("torch.arange", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    double start = 0, end = 0, step = 1;
+    for (auto& v : a.positional)
+      if (v.is_unknown()) return new_buffer_tensor(in, {v}, site, "");
+    if (a.positional.size() == 1) end = a.positional[0].as_float();
+    else if (a.positional.size() >= 2) {
+      start = a.positional[0].as_float();
+      end = a.positional[1].as_float();
+      if (a.positional.size() >= 3) step = a.positional[2].as_float();
+    }
+    if (const Value* e = a.keyword("end")) end = e->as_float();
+    if (const Value* s = a.keyword("start")) start = s->as_float();
+    if (const Value* s = a.keyword("step")) step = s->as_float();
+    if (step == 0) return in.raise("RuntimeError", "step must be nonzero", site);
+    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((end - start) / step)));
+    bool floating = false;
+    for (auto& v : a.positional) floating |= v.kind == Value::Kind::Float;
+    const Value* d = a.keyword("dtype");
+    return new_buffer_tensor(in, {Value::integer(n)}, site, d ? dtype_name(*d) : floating ? "float32" : "int64");
+  });
+  in.define_native("torch.linspace", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    const Value* steps = argument(a, 2, "steps");
+    if (!steps) return in.raise("TypeError", "linspace() missing steps", site);
+    return new_buffer_tensor(in, {*steps}, site, "");
+  });
+  in.define("torch.logspace", *in.builtin("torch.linspace"));
+  in.define_native("torch.eye", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.empty()) return in.raise("TypeError", "eye() missing n", site);
+    Value m = a.positional.size() > 1 ? a.positional[1] : a.positional[0];
+    return new_buffer_tensor(in, {a.positional[0], m}, site, "");
+  });
+  auto from_data = [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    if (a.positional.empty()) return in.raise("TypeError", "tensor() missing data", site);
+    std::vector<Value> dims;
+    Value v = a.positional[0];
+    if (auto* t = v.as<TensorObj>()) return tensor_like(in, *t, t->shape, site);
+    while (auto* l = TupleView::of(v)) {
+      dims.push_back(Value::integer(static_cast<int64_t>(l->items.size())));
+      if (l->items.empty()) break;
+      v = l->items[0];
+    }
+    if (v.is_unknown()) return new_buffer_tensor(in, {v}, site, "");
+    const Value* d = a.keyword("dtype");
+    return new_buffer_tensor(in, dims, site, d ? dtype_name(*d) : v.kind == Value::Kind::Float ? "float32" : "int64");
+  };
+  in.define_native("torch.tensor", from_data);
+  in.define_native("torch.as_tensor", from_data);
+  in.define_native("torch.from_numpy", [](Interpreter& in, const Value&, Args&, const ir::Span& site) {
+    return in.unknown("numpy arrays are not modelled", site);
+  });
+  auto concat = [](bool stack) {
+    return [stack](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+      if (a.positional.empty()) return in.raise("TypeError", "cat() missing tensors", site);
+      Value why;
+      auto items = in.iterate(a.positional[0], site, &why);
+      if (!items || items->empty()) return in.unknown("cat/stack of unknown tensors", site);
+      const Value* dim_v = argument(a, 1, "dim");
+      int64_t dim = dim_v && dim_v->is_int() ? dim_v->as_int() : 0;
+      std::optional<std::vector<int64_t>> shape;
+      int64_t total = 0;
+      for (auto& v : *items) {
+        auto* t = v.as<TensorObj>();
+        if (!t || !t->shape) return in.unknown("cat/stack of tensors whose shape is unknown", site);
+        if (!shape) shape = t->shape;
+        if (!stack) {
+          int64_t d = norm_dim(dim, t->shape->size());
+          if (d < 0 || d >= static_cast<int64_t>(t->shape->size())) return in.raise("IndexError", "dimension out of range", site);
+          total += (*t->shape)[d];
+        }
+      }
+      auto s = *shape;
+      if (stack) {
+        int64_t d = dim < 0 ? dim + static_cast<int64_t>(s.size()) + 1 : dim;
+        s.insert(s.begin() + d, static_cast<int64_t>(items->size()));
+      } else {
+        s[norm_dim(dim, s.size())] = total;
+      }
+      return tensor_like(in, *(*items)[0].as<TensorObj>(), s, site);
+    };
+  };
+  in.define_native("torch.cat", concat(false));
+  in.define_native("torch.concat", concat(false));
+  in.define_native("torch.stack", concat(true));
+  in.define_native("torch.outer", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.size() != 2) return in.raise("TypeError", "outer() takes 2 tensors", site);
+    auto* x = a.positional[0].as<TensorObj>();
+    auto* y = a.positional[1].as<TensorObj>();
+    if (!x || !y || !x->shape || !y->shape || x->shape->size() != 1 || y->shape->size() != 1)
+      return in.unknown("outer() of tensors whose shape is unknown", site);
+    return tensor_like(in, *y, std::vector<int64_t>{(*x->shape)[0], (*y->shape)[0]}, site);
+  });
+  in.define("torch.ger", *in.builtin("torch.outer"));
+  // torch.f(tensor, ...) that keep the first argument's shape.
+  for (const char* n : {"exp", "log", "sin", "cos", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "triu", "tril",
+                        "clone", "clamp", "pow", "reciprocal", "erf", "neg", "square", "polar", "masked_fill", "where",
+                        "log1p", "softmax", "gelu", "silu", "flip", "roll", "cumsum", "sign", "round", "floor", "ceil"}) {
+    std::string name = n;
+    in.define_native("torch." + name, [name](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      for (auto& v : a.positional)
+        if (auto* t = v.as<TensorObj>()) return tensor_like(in, *t, name == "where" ? std::nullopt : t->shape, site);
+      if (!a.positional.empty() && a.positional[0].is_number()) return in.unknown("torch." + name + "() of a number", site);
+      return in.unknown("torch." + name + "() of unknown values", site);
+    });
+  }
+  for (const char* n : {"matmul", "einsum", "bmm", "mm", "softmax", "topk", "sort", "argmax", "argmin", "sum", "mean",
+                        "max", "min", "gather", "scatter", "index_select", "repeat_interleave", "nonzero", "multinomial",
+                        "zeros_like", "chunk", "split", "unbind", "baddbmm", "addmm", "norm", "one_hot", "bucketize",
+                        "searchsorted", "view_as_complex", "view_as_real", "meshgrid", "diag", "flatten", "reshape",
+                        "transpose", "permute", "unsqueeze", "squeeze", "narrow", "isin", "any", "all", "var", "std",
+                        "rand_like", "normal", "bernoulli", "allclose", "equal", "is_tensor", "numel", "prod",
+                        "cumprod", "maximum", "minimum", "logsumexp", "rsqrt", "cdist", "fft", "atan2", "lerp",
+                        "einsum", "tensordot", "kron", "block_diag", "broadcast_to", "expand_copy", "tile",
+                        "is_floating_point", "is_grad_enabled", "compile", "clip"}) {
+    std::string name = std::string("torch.") + n;
+    if (in.builtin(name)) continue;
+    in.define_native(name, [name](Interpreter& in, const Value&, Args&, const ir::Span& site) {
+      auto t = in.new_tensor(std::nullopt, site);
+      t->why = std::make_shared<UnknownInfo>(UnknownInfo{name + "() results are not modelled during module extraction", site, false});
+      return Value::object(t);
+    });
+  }
+
+  // Tensor methods and attributes.
+  in.define_method("tensor", "__getitem__", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+    return tensor_index(in, *self.as<TensorObj>(), a.positional.empty() ? Value() : a.positional[0], site);
+  });
+  in.define_method("tensor", "__binary__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    const Value &x = a.positional[0], &y = a.positional[1];
+    const std::string& op = a.positional[2].s;
+    auto* tx = x.as<TensorObj>();
+    auto* ty = y.as<TensorObj>();
+    const TensorObj& base = tx ? *tx : *ty;
+    if (op == "@") return tensor_like(in, base, std::nullopt, site);
+    if (tx && ty) {
+      if (!tx->shape || !ty->shape) return tensor_like(in, base, std::nullopt, site);
+      auto s = broadcast(*tx->shape, *ty->shape);
+      if (!s) return in.raise("RuntimeError", "shapes cannot be broadcast", site);
+      return tensor_like(in, base, s, site);
+    }
+    const Value& other = tx ? y : x;
+    if (other.is_number() || other.is_unknown()) return tensor_like(in, base, base.shape, site);
+    return in.raise("TypeError", "unsupported operand for tensor " + op + ": '" + type_name(other) + "'", site);
+  });
+  static const char* kMethods[] = {
+      "size", "dim", "ndimension", "numel", "nelement", "item", "tolist", "view", "reshape", "unsqueeze", "squeeze",
+      "expand", "repeat", "transpose", "swapaxes", "t", "permute", "flatten", "chunk", "split", "unbind"};
+  for (const char* m : kMethods) {
+    std::string name = m;
+    in.define_method("tensor", name, [name](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+      return tensor_method(in, name, self, a, site);
+    });
+  }
+  for (const char* m : kShapePreserving) {
+    std::string name = m;
+    if (name == "requires_grad") continue;
+    in.define_method("tensor", name, [name](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+      return tensor_method(in, name, self, a, site);
+    });
+  }
+  in.define_method("@tensor", "shape", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+    return tensor_method(in, "size", self, a, site);
+  });
+  in.define_method("@tensor", "ndim", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+    return tensor_method(in, "dim", self, a, site);
+  });
+  in.define_method("@tensor", "T", [](Interpreter& in, const Value& self, Args&, const ir::Span& site) {
+    auto* t = self.as<TensorObj>();
+    if (!t->shape) return tensor_like(in, *t, std::nullopt, site);
+    auto s = *t->shape;
+    std::reverse(s.begin(), s.end());
+    return tensor_like(in, *t, s, site);
+  });
+  in.define_method("@tensor", "data", [](Interpreter&, const Value& self, Args&, const ir::Span&) { return self; });
+  in.define_method("@tensor", "dtype", [](Interpreter& in, const Value& self, Args&, const ir::Span& site) {
+    const Value* d = in.builtin("torch." + self.as<TensorObj>()->dtype);
+    return d ? *d : in.unknown("dtype", site);
+  });
+  in.define_method("@tensor", "requires_grad", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
+    return Value::boolean(self.as<TensorObj>()->requires_grad);
+  });
+  in.define_method("@tensor", "device", [](Interpreter& in, const Value&, Args&, const ir::Span& site) {
+    return in.unknown("device", site);
+  });
+  in.define_method("@torch.dtype", "is_floating_point", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
+    const std::string& n = self.as<DtypeObj>()->name;
+    return Value::boolean(n.rfind("float", 0) == 0 || n == "bfloat16");
+  });
+  in.define_method("@torch.dtype", "itemsize", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
+    const std::string& n = self.as<DtypeObj>()->name;
+    int64_t bytes = n == "float64" || n == "int64" || n == "complex64" ? 8 : n == "float32" || n == "int32" ? 4
+                  : n == "float16" || n == "bfloat16" || n == "int16" ? 2 : n == "complex128" ? 16 : 1;
+    return Value::integer(bytes);
+  });
+
+  // --- nn.Parameter ---
+  auto parameter_class = in.make_builtin_class("torch.nn.Parameter", {tensor_class}, nullptr);
+  parameter_class->native_new = [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    const Value* data = argument(a, 0, "data");
+    auto p = in.new_tensor(std::vector<int64_t>{0}, site, true);
+    if (data && !data->is_none()) {
+      if (auto* t = data->as<TensorObj>()) {
+        p->shape = t->shape;
+        p->dtype = t->dtype;
+        p->why = t->why;
+      } else {
+        p->shape.reset();
+        p->why = data->is_unknown() ? data->unknown
+                                    : std::make_shared<UnknownInfo>(UnknownInfo{"nn.Parameter of a " + type_name(*data), site, false});
+      }
+    }
+    if (const Value* rg = argument(a, 1, "requires_grad")) p->requires_grad = in.truth(*rg).value_or(true);
+    if (!p->shape) in.note("shape of a parameter could not be resolved", p->why ? p->why->reason : "unknown data", site);
+    return Value::object(p);
+  };
+  in.define("torch.nn.parameter.Parameter", Value::object(parameter_class));
+  in.define("torch.nn.parameter", in.namespace_value("torch.nn.parameter"));
+
+  // --- nn.init: initialisers change values, never shapes ---
+  for (const char* n : {"uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_", "xavier_uniform_",
+                        "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "orthogonal_",
+                        "sparse_", "uniform", "normal", "constant", "xavier_uniform", "xavier_normal",
+                        "kaiming_uniform", "kaiming_normal", "orthogonal"})
+    in.define_native(std::string("torch.nn.init.") + n, [](Interpreter&, const Value&, Args& a, const ir::Span&) {
+      return a.positional.empty() ? Value::none() : a.positional[0];
+    });
+  in.define_native("torch.nn.init.calculate_gain", [](Interpreter& in, const Value&, Args&, const ir::Span& site) {
+    return in.unknown("init gain", site);
+  });
+  in.define_native("torch.nn.init._calculate_fan_in_and_fan_out", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    auto* t = a.positional.empty() ? nullptr : a.positional[0].as<TensorObj>();
+    if (!t || !t->shape || t->shape->size() < 2) return in.unknown("fan in/out", site);
+    int64_t field = 1;
+    for (size_t i = 2; i < t->shape->size(); ++i) field *= (*t->shape)[i];
+    return make_tuple({Value::integer((*t->shape)[1] * field), Value::integer((*t->shape)[0] * field)});
+  });
+
+  // --- nn.functional: values usable as activations; calling them yields a tensor of unknown shape ---
+  for (const char* n : {"relu", "relu_", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout",
+                        "layer_norm", "linear", "scaled_dot_product_attention", "pad", "interpolate", "embedding",
+                        "conv1d", "conv2d", "conv3d", "conv_transpose2d", "group_norm", "normalize", "mish",
+                        "leaky_relu", "elu", "softplus", "glu", "cross_entropy", "avg_pool2d", "max_pool2d",
+                        "adaptive_avg_pool1d", "adaptive_avg_pool2d", "one_hot", "rms_norm", "hardswish",
+                        "hardsigmoid", "relu6", "selu", "celu", "gumbel_softmax", "unfold", "fold", "pixel_shuffle",
+                        "grid_sample", "mse_loss", "l1_loss", "batch_norm", "instance_norm", "logsigmoid",
+                        "softsign", "tanhshrink", "threshold", "cosine_similarity", "multi_head_attention_forward",
+                        "avg_pool1d", "max_pool1d", "upsample", "nll_loss", "binary_cross_entropy_with_logits",
+                        "softmin", "hardtanh", "prelu", "rrelu", "dropout2d", "alpha_dropout", "smooth_l1_loss",
+                        "kl_div", "pairwise_distance", "pixel_unshuffle", "affine_grid"}) {
+    std::string name = std::string("torch.nn.functional.") + n;
+    in.define_native(name, [name](Interpreter& in, const Value&, Args&, const ir::Span& site) {
+      auto t = in.new_tensor(std::nullopt, site);
+      t->why = std::make_shared<UnknownInfo>(UnknownInfo{name + "() output (forward computations are not run during module extraction)", site, false});
+      return Value::object(t);
+    });
+  }
+
+  // --- nn.Module methods (available on every module) ---
+  auto module_method = [&](const std::string& name, NativeFn fn) { in.define_method("module", name, std::move(fn)); };
+  module_method("register_buffer", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+    Bound b;
+    if (!bind_args(in, "register_buffer", {{"name", std::nullopt}, {"tensor", std::nullopt}, {"persistent", Value::boolean(true)}}, a, b, site))
+      return Value::none();
+    if (!b["name"].is_str()) {
+      in.note("buffer with a name that could not be evaluated", b["name"].is_unknown() ? b["name"].unknown->reason : "", site);
+      return Value::none();
+    }
+    const std::string& name = b["name"].s;
+    if (auto* inst = instance(self); inst && inst->module && (ModuleData::find(inst->module->parameters, name) || ModuleData::find(inst->module->modules, name)))
+      return in.raise("KeyError", "attribute '" + name + "' already exists", site);
+    bool persistent = in.truth(b["persistent"]).value_or(true);
+    if (b["tensor"].is_none()) {
+      register_buffer(self, name, nullptr, persistent);
+    } else if (auto* t = b["tensor"].as<TensorObj>()) {
+      if (!t->shape) in.note("shape of buffer '" + name + "' could not be resolved", t->why ? t->why->reason : "unknown", site);
+      register_buffer(self, name, std::static_pointer_cast<TensorObj>(b["tensor"].obj), persistent);
+    } else {
+      in.note("buffer '" + name + "' could not be resolved",
+              b["tensor"].is_unknown() ? b["tensor"].unknown->reason : "not a tensor: " + type_name(b["tensor"]), site);
+    }
+    return Value::none();
+  });
+  module_method("register_parameter", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+    if (a.positional.size() != 2 || !a.positional[0].is_str()) return in.unknown("register_parameter() arguments", site);
+    if (a.positional[1].is_none()) register_none_param(self, a.positional[0].s);
+    else if (auto* t = a.positional[1].as<TensorObj>(); t && t->is_parameter) register_param(in, self, a.positional[0].s, a.positional[1], site);
+    else if (a.positional[1].is_unknown()) in.note("parameter '" + a.positional[0].s + "' could not be resolved", a.positional[1].unknown->reason, site);
+    else return in.raise("TypeError", "cannot assign '" + type_name(a.positional[1]) + "' as parameter", site);
+    return Value::none();
+  });
+  auto add_module = [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+    if (a.positional.size() != 2) return in.raise("TypeError", "add_module() takes 2 arguments", site);
+    if (!a.positional[0].is_str()) {
+      in.note("submodule with a name that could not be evaluated", a.positional[0].is_unknown() ? a.positional[0].unknown->reason : "", site);
+      return Value::none();
+    }
+    auto* inst = instance(self);
+    if (!inst || !inst->module) return Value::none();
+    const Value& m = a.positional[1];
+    if (m.is_none()) {
+      if (auto* slot = ModuleData::find(inst->module->modules, a.positional[0].s)) *slot = nullptr;
+      else inst->module->modules.emplace_back(a.positional[0].s, nullptr);
+    } else if (auto* child = m.as<InstanceObj>(); child && child->module) {
+      in.module_set(*inst, a.positional[0].s, m, site);
+    } else if (m.is_unknown()) {
+      in.note("submodule '" + a.positional[0].s + "' could not be resolved", m.unknown->reason, site);
+    } else {
+      return in.raise("TypeError", type_name(m) + " is not a Module subclass", site);
+    }
+    return Value::none();
+  };
+  module_method("add_module", add_module);
+  module_method("register_module", add_module);
+  auto returns_self = [](Interpreter&, const Value& self, Args&, const ir::Span&) { return self; };
+  for (const char* n : {"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "eval", "train", "requires_grad_",
+                        "share_memory", "type", "to_empty", "apply", "xpu", "ipu"})
+    module_method(n, returns_self);
+  for (const char* n : {"zero_grad", "register_forward_hook", "register_forward_pre_hook", "register_backward_hook",
+                        "register_full_backward_hook", "load_state_dict", "_apply", "register_load_state_dict_post_hook",
+                        "_register_load_state_dict_pre_hook", "_register_state_dict_hook"})
+    module_method(n, [](Interpreter&, const Value&, Args&, const ir::Span&) { return Value::none(); });
+  module_method("state_dict", [](Interpreter& in, const Value&, Args&, const ir::Span& site) { return in.unknown("state_dict()", site); });
+  module_method("extra_repr", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
+    return Value::str(instance(self)->module->extra_repr);
+  });
+  auto tensors = [](bool buffers, bool named) {
+    return [buffers, named](Interpreter&, const Value& self, Args& a, const ir::Span&) {
+      auto* inst = instance(self);
+      std::string prefix = !a.positional.empty() && a.positional[0].is_str() ? a.positional[0].s : "";
+      if (const Value* p = a.keyword("prefix"); p && p->is_str()) prefix = p->s;
+      std::vector<Value> out;
+      for (auto& nt : named_tensors(*inst, buffers)) {
+        Value t = Value::object(nt.tensor);
+        std::string name = prefix.empty() ? nt.name : prefix + "." + nt.name;
+        out.push_back(named ? make_tuple({Value::str(name), t}) : t);
+      }
+      return make_list(std::move(out));
+    };
+  };
+  module_method("parameters", tensors(false, false));
+  module_method("named_parameters", tensors(false, true));
+  module_method("buffers", tensors(true, false));
+  module_method("named_buffers", tensors(true, true));
+  auto modules = [](bool named, bool direct) {
+    return [named, direct](Interpreter&, const Value& self, Args&, const ir::Span&) {
+      auto* inst = instance(self);
+      std::vector<Value> out;
+      if (direct) {
+        std::unordered_set<const InstanceObj*> seen;
+        for (auto& [k, m] : inst->module->modules) {
+          if (!m || !seen.insert(m.get()).second) continue;
+          Value v = Value::object(m);
+          out.push_back(named ? make_tuple({Value::str(k), v}) : v);
+        }
+      } else {
+        for (auto& nm : named_modules(*inst)) {
+          Value v = Value::object(nm.module->shared_from_this());
+          out.push_back(named ? make_tuple({Value::str(nm.name), v}) : v);
+        }
+      }
+      return make_list(std::move(out));
+    };
+  };
+  module_method("modules", modules(false, false));
+  module_method("named_modules", modules(true, false));
+  module_method("children", modules(false, true));
+  module_method("named_children", modules(true, true));
+  module_method("get_submodule", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) -> Value {
+    if (a.positional.empty() || !a.positional[0].is_str()) return in.unknown("get_submodule() argument", site);
+    Value cur = self;
+    std::string path = a.positional[0].s;
+    size_t start = 0;
+    while (!path.empty() && start <= path.size()) {
+      size_t dot = path.find('.', start);
+      std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      auto* inst = instance(cur);
+      if (!inst || !inst->module) return in.raise("AttributeError", "no submodule " + part, site);
+      auto* child = ModuleData::find(inst->module->modules, part);
+      if (!child || !*child) return in.raise("AttributeError", "no submodule " + part, site);
+      cur = Value::object(*child);
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    return cur;
+  });
+
+  // --- containers ---
+  auto container = [&](const std::string& name, NativeFn init) { return in.make_builtin_class("torch.nn." + name, {module}, std::move(init)); };
+  auto append_module = [](Interpreter& in, InstanceObj& self, const Value& m, const ir::Span& site) {
+    std::string key = std::to_string(self.module->modules.size());
+    if (m.is_unknown()) {
+      in.note("module " + key + " of " + self.cls->name + " could not be resolved", m.unknown->reason, site);
+      self.module->modules.emplace_back(key, nullptr);
+      return;
+    }
+    auto* child = m.as<InstanceObj>();
+    if (!child || !child->module) {
+      in.raise("TypeError", type_name(m) + " is not a Module subclass", site);
+      return;
+    }
+    self.module->modules.emplace_back(key, std::static_pointer_cast<InstanceObj>(m.obj));
+  };
+  auto extend_modules = [append_module](Interpreter& in, InstanceObj& self, const Value& iterable, const ir::Span& site) {
+    Value why;
+    auto items = in.iterate(iterable, site, &why);
+    if (!items) {
+      in.note("modules of " + self.cls->name + " could not be resolved", why.is_unknown() ? why.unknown->reason : "not iterable", site);
+      return;
+    }
+    for (auto& m : *items) {
+      append_module(in, self, m, site);
+      if (in.exception_pending()) return;
+    }
+  };
+  auto sequential = container("Sequential", [append_module](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    auto* inst = instance(self);
+    if (a.positional.size() == 1)
+      if (auto* d = a.positional[0].as<DictObj>()) {
+        for (auto& [k, m] : d->entries) {
+          if (!k.is_str()) continue;
+          if (auto* child = m.as<InstanceObj>(); child && child->module) in.module_set(*inst, k.s, m, site);
+          else if (m.is_unknown()) in.note("module '" + k.s + "' of Sequential could not be resolved", m.unknown->reason, site);
+        }
+        return Value::none();
+      }
+    for (auto& m : a.positional) {
+      append_module(in, *inst, m, site);
+      if (in.exception_pending()) break;
+    }
+    return Value::none();
+  });
+  auto module_list = container("ModuleList", [extend_modules](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    const Value* modules = argument(a, 0, "modules");
+    if (modules && !modules->is_none()) extend_modules(in, *instance(self), *modules, site);
+    return Value::none();
+  });
+  auto module_dict = container("ModuleDict", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    const Value* modules = argument(a, 0, "modules");
+    if (!modules || modules->is_none()) return Value::none();
+    std::vector<std::pair<Value, Value>> entries;
+    if (auto* d = modules->as<DictObj>()) entries = d->entries;
+    else if (auto items = in.iterate(*modules, site)) {
+      for (auto& it : *items)
+        if (auto* t = TupleView::of(it); t && t->items.size() == 2) entries.emplace_back(t->items[0], t->items[1]);
+    } else {
+      in.note("modules of ModuleDict could not be resolved", modules->is_unknown() ? modules->unknown->reason : "", site);
+    }
+    for (auto& [k, m] : entries) {
+      if (!k.is_str()) continue;
+      if (auto* child = m.as<InstanceObj>(); child && child->module) in.module_set(*instance(self), k.s, m, site);
+      else if (m.is_unknown()) in.note("module '" + k.s + "' of ModuleDict could not be resolved", m.unknown->reason, site);
+    }
+    return Value::none();
+  });
+  auto param_list = container("ParameterList", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    const Value* values = argument(a, 0, "values");
+    if (values && !values->is_none())
+      if (auto items = in.iterate(*values, site))
+        for (auto& p : *items)
+          register_param(in, self, std::to_string(instance(self)->module->parameters.size()), p, site);
+    return Value::none();
+  });
+  auto param_dict = container("ParameterDict", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    const Value* values = argument(a, 0, "parameters");
+    if (values && !values->is_none())
+      if (auto* d = values->as<DictObj>())
+        for (auto& [k, p] : d->entries)
+          if (k.is_str()) register_param(in, self, k.s, p, site);
+    return Value::none();
+  });
+  auto children_of = [](const Value& self) {
+    std::vector<Value> out;
+    for (auto& [k, m] : instance(self)->module->modules)
+      if (m) out.push_back(Value::object(m));
+    return out;
+  };
+  auto params_of = [](const Value& self) {
+    std::vector<Value> out;
+    for (auto& [k, p] : instance(self)->module->parameters)
+      if (p) out.push_back(Value::object(p));
+    return out;
+  };
+  auto index_into = [](Interpreter& in, std::vector<Value> items, const Value& index, const ir::Span& site) -> Value {
+    if (!index.is_int()) return in.unknown("container index", site);
+    int64_t n = static_cast<int64_t>(items.size()), i = index.as_int();
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) return in.raise("IndexError", "index " + std::to_string(index.as_int()) + " is out of range", site);
+    return items[i];
+  };
+  auto set_method = [&](const std::shared_ptr<ClassObj>& cls, const std::string& name, NativeFn fn) {
+    cls->set(name, in.native(cls->qualname + "." + name, std::move(fn)));
+  };
+  for (auto& cls : {sequential, module_list}) {
+    set_method(cls, "__len__", [children_of](Interpreter&, const Value&, Args& a, const ir::Span&) {
+      return Value::integer(static_cast<int64_t>(children_of(a.positional[0]).size()));
+    });
+    set_method(cls, "__iter__", [children_of](Interpreter&, const Value&, Args& a, const ir::Span&) {
+      return make_list(children_of(a.positional[0]));
+    });
+    set_method(cls, "append", [append_module](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      Value self = self_of(a);
+      append_module(in, *instance(self), a.positional.empty() ? Value() : a.positional[0], site);
+      return self;
+    });
+    set_method(cls, "extend", [extend_modules](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      Value self = self_of(a);
+      extend_modules(in, *instance(self), a.positional.empty() ? Value() : a.positional[0], site);
+      return self;
+    });
+    set_method(cls, "insert", [children_of](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      Value self = self_of(a);
+      if (a.positional.size() != 2 || !a.positional[0].is_int()) return in.unknown("insert() arguments", site);
+      auto items = children_of(self);
+      int64_t n = static_cast<int64_t>(items.size()), i = a.positional[0].as_int();
+      if (i < 0) i = std::max<int64_t>(0, i + n);
+      items.insert(items.begin() + std::min(i, n), a.positional[1]);
+      auto& mods = instance(self)->module->modules;
+      mods.clear();
+      for (size_t k = 0; k < items.size(); ++k)
+        mods.emplace_back(std::to_string(k), std::static_pointer_cast<InstanceObj>(items[k].obj));
+      return Value::none();
+    });
+  }
+  std::weak_ptr<ClassObj> module_list_ref = module_list;  // the class holds this closure: no cycle
+  set_method(module_list, "__getitem__", [children_of, index_into, module_list_ref](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    const Value index = a.positional.empty() ? Value() : a.positional[0];
+    if (auto* sl = index.as<SliceObj>()) {
+      // Python slices a ModuleList into a new ModuleList of the same modules.
+      auto items = children_of(self);
+      int64_t n = static_cast<int64_t>(items.size());
+      if ((!sl->lower.is_none() && !sl->lower.is_int()) || (!sl->upper.is_none() && !sl->upper.is_int()) || !sl->step.is_none())
+        return in.unknown("ModuleList slice", site);
+      int64_t lo = sl->lower.is_int() ? sl->lower.as_int() : 0, hi = sl->upper.is_int() ? sl->upper.as_int() : n;
+      if (lo < 0) lo += n;
+      if (hi < 0) hi += n;
+      lo = std::clamp<int64_t>(lo, 0, n);
+      hi = std::clamp<int64_t>(hi, lo, n);
+      std::vector<Value> chosen(items.begin() + lo, items.begin() + hi);
+      return in.instantiate(module_list_ref.lock(), Args{{make_list(chosen)}, {}}, site);
+    }
+    return index_into(in, children_of(self), index, site);
+  });
+  set_method(module_list, "__setitem__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    if (a.positional.size() != 2 || !a.positional[0].is_int()) return in.unknown("__setitem__ arguments", site);
+    auto& mods = instance(self)->module->modules;
+    int64_t n = static_cast<int64_t>(mods.size()), i = a.positional[0].as_int();
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) return in.raise("IndexError", "index out of range", site);
+    in.module_set(*instance(self), mods[i].first, a.positional[1], site);
+    return Value::none();
+  });
+  set_method(sequential, "__getitem__", [children_of, index_into](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    return index_into(in, children_of(self), a.positional.empty() ? Value() : a.positional[0], site);
+  });
+  set_method(module_dict, "__getitem__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    Value self = self_of(a);
+    if (a.positional.empty() || !a.positional[0].is_str()) return in.unknown("ModuleDict key", site);
+    auto* m = ModuleData::find(instance(self)->module->modules, a.positional[0].s);
+    if (!m) return in.raise("KeyError", a.positional[0].s, site);
+    return *m ? Value::object(*m) : Value::none();
+  });
+  set_method(module_dict, "__setitem__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    if (a.positional.size() != 2 || !a.positional[0].is_str()) return in.unknown("ModuleDict key", site);
+    in.module_set(*instance(self), a.positional[0].s, a.positional[1], site);
+    return Value::none();
+  });
+  set_method(module_dict, "__contains__", [](Interpreter&, const Value&, Args& a, const ir::Span&) {
+    Value self = self_of(a);
+    return Value::boolean(!a.positional.empty() && a.positional[0].is_str() &&
+                          ModuleData::find(instance(self)->module->modules, a.positional[0].s) != nullptr);
+  });
+  set_method(module_dict, "__len__", [](Interpreter&, const Value&, Args& a, const ir::Span&) {
+    return Value::integer(static_cast<int64_t>(instance(a.positional[0])->module->modules.size()));
+  });
+  auto dict_view = [](int what) {
+    return [what](Interpreter&, const Value&, Args& a, const ir::Span&) {
+      std::vector<Value> out;
+      for (auto& [k, m] : instance(a.positional[0])->module->modules) {
+        Value v = m ? Value::object(m) : Value::none();
+        out.push_back(what == 0 ? Value::str(k) : what == 1 ? v : make_tuple({Value::str(k), v}));
+      }
+      return make_list(std::move(out));
+    };
+  };
+  set_method(module_dict, "__iter__", dict_view(0));
+  set_method(module_dict, "keys", dict_view(0));
+  set_method(module_dict, "values", dict_view(1));
+  set_method(module_dict, "items", dict_view(2));
+  set_method(module_dict, "update", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    if (auto* d = a.positional.empty() ? nullptr : a.positional[0].as<DictObj>())
+      for (auto& [k, m] : d->entries)
+        if (k.is_str()) in.module_set(*instance(self), k.s, m, site);
+    return Value::none();
+  });
+  set_method(param_list, "__len__", [params_of](Interpreter&, const Value&, Args& a, const ir::Span&) {
+    return Value::integer(static_cast<int64_t>(params_of(a.positional[0]).size()));
+  });
+  set_method(param_list, "__iter__", [params_of](Interpreter&, const Value&, Args& a, const ir::Span&) {
+    return make_list(params_of(a.positional[0]));
+  });
+  set_method(param_list, "__getitem__", [params_of, index_into](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    return index_into(in, params_of(self), a.positional.empty() ? Value() : a.positional[0], site);
+  });
+  set_method(param_list, "append", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    if (!a.positional.empty())
+      register_param(in, self, std::to_string(instance(self)->module->parameters.size()), a.positional[0], site);
+    return self;
+  });
+  set_method(param_list, "extend", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    if (!a.positional.empty())
+      if (auto items = in.iterate(a.positional[0], site))
+        for (auto& p : *items) register_param(in, self, std::to_string(instance(self)->module->parameters.size()), p, site);
+    return self;
+  });
+  set_method(param_dict, "__getitem__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    Value self = self_of(a);
+    if (a.positional.empty() || !a.positional[0].is_str()) return in.unknown("ParameterDict key", site);
+    auto* p = ModuleData::find(instance(self)->module->parameters, a.positional[0].s);
+    if (!p) return in.raise("KeyError", a.positional[0].s, site);
+    return *p ? Value::object(*p) : Value::none();
+  });
+  set_method(param_dict, "__setitem__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    if (a.positional.size() == 2 && a.positional[0].is_str()) register_param(in, self, a.positional[0].s, a.positional[1], site);
+    return Value::none();
+  });
+  set_method(param_dict, "keys", [](Interpreter&, const Value&, Args& a, const ir::Span&) {
+    std::vector<Value> out;
+    for (auto& [k, p] : instance(a.positional[0])->module->parameters) out.push_back(Value::str(k));
+    return make_list(std::move(out));
+  });
+
+  // --- layers with parameters ---
+  auto none = Value::none();
+  auto T = Value::boolean(true);
+  auto F = Value::boolean(false);
+  auto layer = [&](const std::string& name, NativeFn init, std::shared_ptr<ClassObj> base = nullptr) {
+    return in.make_builtin_class("torch.nn." + name, {base ? base : module}, std::move(init));
+  };
+  auto linear = layer("Linear", [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    Bound b;
+    if (!bind_args(in, "Linear", {{"in_features", std::nullopt}, {"out_features", std::nullopt}, {"bias", T}, {"device", none}, {"dtype", none}}, a, b, site)) return Value::none();
+    std::string dt = dtype_name(b["dtype"]);
+    set_attrs(self, b, {"in_features", "out_features"});
+    register_param(in, self, "weight", new_param(in, {b["out_features"], b["in_features"]}, instance(self)->module->span, dt, "weight"), site);
+    if (is_true(in, b["bias"])) register_param(in, self, "bias", new_param(in, {b["out_features"]}, instance(self)->module->span, dt, "bias"), site);
+    else register_none_param(self, "bias");
+    set_repr(self, "in_features=" + repr(b["in_features"]) + ", out_features=" + repr(b["out_features"]) + ", bias=" + (is_true(in, b["bias"]) ? "True" : "False"));
+    return Value::none();
+  });
+  in.make_builtin_class("torch.nn.modules.linear.NonDynamicallyQuantizableLinear", {linear}, nullptr);
+  layer("LazyLinear", [](Interpreter& in, const Value&, Args&, const ir::Span& site) {
+    in.note("nn.LazyLinear infers its input size from the first forward pass", "shapes of lazy modules are not known statically", site);
+    return Value::none();
+  });
+  layer("Bilinear", [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    Bound b;
+    if (!bind_args(in, "Bilinear", {{"in1_features", std::nullopt}, {"in2_features", std::nullopt}, {"out_features", std::nullopt}, {"bias", T}, {"device", none}, {"dtype", none}}, a, b, site)) return Value::none();
+    auto span = instance(self)->module->span;
+    register_param(in, self, "weight", new_param(in, {b["out_features"], b["in1_features"], b["in2_features"]}, span, dtype_name(b["dtype"]), "weight"), site);
+    if (is_true(in, b["bias"])) register_param(in, self, "bias", new_param(in, {b["out_features"]}, span, dtype_name(b["dtype"]), "bias"), site);
+    else register_none_param(self, "bias");
+    return Value::none();
+  });
+  auto embedding_init = [=](const std::string& cls) {
+    return [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      Value self = self_of(a);
+      Bound b;
+      if (!bind_args(in, cls, {{"num_embeddings", std::nullopt}, {"embedding_dim", std::nullopt}, {"padding_idx", none}, {"max_norm", none},
+                          {"norm_type", Value::floating(2.0)}, {"scale_grad_by_freq", F}, {cls == "EmbeddingBag" ? "mode" : "sparse", cls == "EmbeddingBag" ? Value::str("mean") : F},
+                          {cls == "EmbeddingBag" ? "sparse" : "_weight", cls == "EmbeddingBag" ? F : none},
+                          {cls == "EmbeddingBag" ? "_weight" : "_freeze", cls == "EmbeddingBag" ? none : F},
+                          {"include_last_offset", F}, {"device", none}, {"dtype", none}}, a, b, site, true))
+        return Value::none();
+      set_attrs(self, b, {"num_embeddings", "embedding_dim", "padding_idx"});
+      auto span = instance(self)->module->span;
+      if (auto* w = b["_weight"].as<TensorObj>()) {
+        auto p = in.new_tensor(w->shape, span, true);
+        register_param(in, self, "weight", Value::object(p), site);
+      } else {
+        register_param(in, self, "weight", new_param(in, {b["num_embeddings"], b["embedding_dim"]}, span, dtype_name(b["dtype"]), "weight"), site);
+      }
+      std::string r = repr(b["num_embeddings"]) + ", " + repr(b["embedding_dim"]);
+      if (!b["padding_idx"].is_none()) r += ", padding_idx=" + repr(b["padding_idx"]);
+      set_repr(self, r);
+      return Value::none();
+    };
+  };
+  layer("Embedding", embedding_init("Embedding"));
+  layer("EmbeddingBag", embedding_init("EmbeddingBag"));
+  auto shape_list = [](const Value& v) {
+    if (auto* l = TupleView::of(v)) return l->items;
+    return std::vector<Value>{v};
+  };
+  layer("LayerNorm", [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    Bound b;
+    if (!bind_args(in, "LayerNorm", {{"normalized_shape", std::nullopt}, {"eps", Value::floating(1e-5)}, {"elementwise_affine", T}, {"bias", T}, {"device", none}, {"dtype", none}}, a, b, site)) return Value::none();
+    auto dims = shape_list(b["normalized_shape"]);
+    auto span = instance(self)->module->span;
+    bool affine = is_true(in, b["elementwise_affine"]);
+    if (affine) {
+      register_param(in, self, "weight", new_param(in, dims, span, dtype_name(b["dtype"]), "weight"), site);
+      if (is_true(in, b["bias"])) register_param(in, self, "bias", new_param(in, dims, span, dtype_name(b["dtype"]), "bias"), site);
+      else register_none_param(self, "bias");
+    } else {
+      register_none_param(self, "weight");
+      register_none_param(self, "bias");
+    }
+    if (auto* m = instance(self)) {
+      m->set_attribute("normalized_shape", make_tuple(dims));
+      m->set_attribute("eps", b["eps"]);
+    }
+    set_repr(self, tuple_repr(dims) + ", eps=" + repr(b["eps"]) + ", elementwise_affine=" + (affine ? "True" : "False"));
+    return Value::none();
+  });
+  layer("RMSNorm", [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    Bound b;
+    if (!bind_args(in, "RMSNorm", {{"normalized_shape", std::nullopt}, {"eps", none}, {"elementwise_affine", T}, {"device", none}, {"dtype", none}}, a, b, site)) return Value::none();
+    auto dims = shape_list(b["normalized_shape"]);
+    bool affine = is_true(in, b["elementwise_affine"]);
+    if (affine) register_param(in, self, "weight", new_param(in, dims, instance(self)->module->span, dtype_name(b["dtype"]), "weight"), site);
+    else register_none_param(self, "weight");
+    set_repr(self, tuple_repr(dims) + ", eps=" + repr(b["eps"]) + ", elementwise_affine=" + (affine ? "True" : "False"));
+    return Value::none();
+  });
+  layer("GroupNorm", [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    Bound b;
+    if (!bind_args(in, "GroupNorm", {{"num_groups", std::nullopt}, {"num_channels", std::nullopt}, {"eps", Value::floating(1e-5)}, {"affine", T}, {"device", none}, {"dtype", none}}, a, b, site)) return Value::none();
+    if (b["num_groups"].is_int() && b["num_channels"].is_int() && b["num_groups"].as_int() != 0 &&
+        b["num_channels"].as_int() % b["num_groups"].as_int() != 0)
+      return in.raise("ValueError", "num_channels must be divisible by num_groups", site);
+    set_attrs(self, b, {"num_groups", "num_channels", "eps"});
+    auto span = instance(self)->module->span;
+    bool affine = is_true(in, b["affine"]);
+    if (affine) {
+      register_param(in, self, "weight", new_param(in, {b["num_channels"]}, span, dtype_name(b["dtype"]), "weight"), site);
+      register_param(in, self, "bias", new_param(in, {b["num_channels"]}, span, dtype_name(b["dtype"]), "bias"), site);
+    } else {
+      register_none_param(self, "weight");
+      register_none_param(self, "bias");
+    }
+    set_repr(self, repr(b["num_groups"]) + ", " + repr(b["num_channels"]) + ", eps=" + repr(b["eps"]) + ", affine=" + (affine ? "True" : "False"));
+    return Value::none();
+  });
+  auto norm_base = [=](const std::string& cls, bool affine_default, bool track_default) {
+    return [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      Value self = self_of(a);
+      Bound b;
+      if (!bind_args(in, cls, {{"num_features", std::nullopt}, {"eps", Value::floating(1e-5)}, {"momentum", Value::floating(0.1)},
+                          {"affine", Value::boolean(affine_default)}, {"track_running_stats", Value::boolean(track_default)},
+                          {cls == "SyncBatchNorm" ? "process_group" : "device", none}, {cls == "SyncBatchNorm" ? "device" : "dtype", none}, {"dtype", none}},
+                a, b, site))
+        return Value::none();
+      set_attrs(self, b, {"num_features", "eps", "momentum"});
+      auto span = instance(self)->module->span;
+      bool affine = is_true(in, b["affine"]);
+      bool track = is_true(in, b["track_running_stats"]);
+      if (affine) {
+        register_param(in, self, "weight", new_param(in, {b["num_features"]}, span, "", "weight"), site);
+        register_param(in, self, "bias", new_param(in, {b["num_features"]}, span, "", "bias"), site);
+      } else {
+        register_none_param(self, "weight");
+        register_none_param(self, "bias");
+      }
+      if (track) {
+        auto stat = [&](std::vector<Value> dims, const char* dtype) {
+          return std::static_pointer_cast<TensorObj>(new_buffer_tensor(in, std::move(dims), span, dtype).obj);
+        };
+        register_buffer(self, "running_mean", stat({b["num_features"]}, ""), true);
+        register_buffer(self, "running_var", stat({b["num_features"]}, ""), true);
+        register_buffer(self, "num_batches_tracked", stat({make_tuple({})}, "int64"), true);
+      } else {
+        register_buffer(self, "running_mean", nullptr, true);
+        register_buffer(self, "running_var", nullptr, true);
+        register_buffer(self, "num_batches_tracked", nullptr, true);
+      }
+      set_repr(self, repr(b["num_features"]) + ", eps=" + repr(b["eps"]) + ", momentum=" + repr(b["momentum"]) +
+                         ", affine=" + (affine ? "True" : "False") + ", track_running_stats=" + (track ? "True" : "False"));
+      return Value::none();
+    };
+  };
+  for (const char* n : {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"}) layer(n, norm_base(n, true, true));
+  for (const char* n : {"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}) layer(n, norm_base(n, false, false));
+
+  auto conv = [=](const std::string& cls, size_t n, bool transposed) {
+    return [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      Value self = self_of(a);
+      Bound b;
+      std::vector<P> params = {{"in_channels", std::nullopt}, {"out_channels", std::nullopt}, {"kernel_size", std::nullopt},
+                               {"stride", Value::integer(1)}, {"padding", Value::integer(0)}};
+      if (transposed) {
+        params.push_back({"output_padding", Value::integer(0)});
+        params.push_back({"groups", Value::integer(1)});
+        params.push_back({"bias", T});
+        params.push_back({"dilation", Value::integer(1)});
+      } else {
+        params.push_back({"dilation", Value::integer(1)});
+        params.push_back({"groups", Value::integer(1)});
+        params.push_back({"bias", T});
+      }
+      params.push_back({"padding_mode", Value::str("zeros")});
+      params.push_back({"device", none});
+      params.push_back({"dtype", none});
+      if (!bind_args(in, cls, params, a, b, site)) return Value::none();
+      const Value &cin = b["in_channels"], &cout = b["out_channels"], &groups = b["groups"];
+      if (cin.is_int() && cout.is_int() && groups.is_int() && groups.as_int() > 0) {
+        if (cin.as_int() % groups.as_int()) return in.raise("ValueError", "in_channels must be divisible by groups", site);
+        if (cout.as_int() % groups.as_int()) return in.raise("ValueError", "out_channels must be divisible by groups", site);
+      }
+      auto kernel = n_tuple(b["kernel_size"], n);
+      std::vector<Value> dims;
+      if (transposed) dims = {cin, in.binary("//", cout, groups, site)};
+      else dims = {cout, in.binary("//", cin, groups, site)};
+      dims.insert(dims.end(), kernel.begin(), kernel.end());
+      auto span = instance(self)->module->span;
+      set_attrs(self, b, {"in_channels", "out_channels", "groups"});
+      if (auto* m = instance(self)) m->set_attribute("kernel_size", make_tuple(kernel));
+      register_param(in, self, "weight", new_param(in, dims, span, dtype_name(b["dtype"]), "weight"), site);
+      if (is_true(in, b["bias"])) register_param(in, self, "bias", new_param(in, {cout}, span, dtype_name(b["dtype"]), "bias"), site);
+      else register_none_param(self, "bias");
+      std::string r = repr(cin) + ", " + repr(cout) + ", kernel_size=" + tuple_repr(kernel) + ", stride=" + tuple_repr(n_tuple(b["stride"], n));
+      if (!(b["padding"].is_int() && b["padding"].as_int() == 0))
+        r += ", padding=" + (b["padding"].is_str() ? repr(b["padding"]) : tuple_repr(n_tuple(b["padding"], n)));
+      if (!(groups.is_int() && groups.as_int() == 1)) r += ", groups=" + repr(groups);
+      if (!is_true(in, b["bias"])) r += ", bias=False";
+      set_repr(self, r);
+      return Value::none();
+    };
+  };
+  layer("Conv1d", conv("Conv1d", 1, false));
+  layer("Conv2d", conv("Conv2d", 2, false));
+  layer("Conv3d", conv("Conv3d", 3, false));
+  layer("ConvTranspose1d", conv("ConvTranspose1d", 1, true));
+  layer("ConvTranspose2d", conv("ConvTranspose2d", 2, true));
+  layer("ConvTranspose3d", conv("ConvTranspose3d", 3, true));
+
+  layer("PReLU", [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    Bound b;
+    if (!bind_args(in, "PReLU", {{"num_parameters", Value::integer(1)}, {"init", Value::floating(0.25)}, {"device", none}, {"dtype", none}}, a, b, site)) return Value::none();
+    register_param(in, self, "weight", new_param(in, {b["num_parameters"]}, instance(self)->module->span, "", "weight"), site);
+    set_repr(self, "num_parameters=" + repr(b["num_parameters"]));
+    return Value::none();
+  });
+
+  auto mha = layer("MultiheadAttention", [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    Bound b;
+    if (!bind_args(in, "MultiheadAttention", {{"embed_dim", std::nullopt}, {"num_heads", std::nullopt}, {"dropout", Value::floating(0.0)}, {"bias", T},
+                                         {"add_bias_kv", F}, {"add_zero_attn", F}, {"kdim", none}, {"vdim", none}, {"batch_first", F}, {"device", none}, {"dtype", none}},
+              a, b, site))
+      return Value::none();
+    Value e = b["embed_dim"];
+    Value kdim = b["kdim"].is_none() ? e : b["kdim"];
+    Value vdim = b["vdim"].is_none() ? e : b["vdim"];
+    if (e.is_int() && b["num_heads"].is_int() && b["num_heads"].as_int() > 0 && e.as_int() % b["num_heads"].as_int())
+      return in.raise("AssertionError", "embed_dim must be divisible by num_heads", site);
+    auto span = instance(self)->module->span;
+    std::string dt = dtype_name(b["dtype"]);
+    bool same = in.equal(kdim, e).value_or(false) && in.equal(vdim, e).value_or(false);
+    if (!same) {
+      register_param(in, self, "q_proj_weight", new_param(in, {e, e}, span, dt, "q_proj_weight"), site);
+      register_param(in, self, "k_proj_weight", new_param(in, {e, kdim}, span, dt, "k_proj_weight"), site);
+      register_param(in, self, "v_proj_weight", new_param(in, {e, vdim}, span, dt, "v_proj_weight"), site);
+      register_none_param(self, "in_proj_weight");
+    } else {
+      register_param(in, self, "in_proj_weight", new_param(in, {in.binary("*", Value::integer(3), e, site), e}, span, dt, "in_proj_weight"), site);
+      register_none_param(self, "q_proj_weight");
+      register_none_param(self, "k_proj_weight");
+      register_none_param(self, "v_proj_weight");
+    }
+    if (is_true(in, b["bias"])) register_param(in, self, "in_proj_bias", new_param(in, {in.binary("*", Value::integer(3), e, site)}, span, dt, "in_proj_bias"), site);
+    else register_none_param(self, "in_proj_bias");
+    Value out_cls = *in.builtin("torch.nn.modules.linear.NonDynamicallyQuantizableLinear");
+    Value out_proj = in.call(out_cls, Args{{e, e}, {{"bias", b["bias"]}}}, span);
+    in.module_set(*instance(self), "out_proj", out_proj, site);
+    if (is_true(in, b["add_bias_kv"])) {
+      register_param(in, self, "bias_k", new_param(in, {Value::integer(1), Value::integer(1), e}, span, dt, "bias_k"), site);
+      register_param(in, self, "bias_v", new_param(in, {Value::integer(1), Value::integer(1), e}, span, dt, "bias_v"), site);
+    } else {
+      instance(self)->set_attribute("bias_k", none);
+      instance(self)->set_attribute("bias_v", none);
+    }
+    set_attrs(self, b, {"embed_dim", "num_heads", "batch_first"});
+    return Value::none();
+  });
+
+  // Recurrent layers: PyTorch's RNNBase parameter naming.
+  auto rnn = [=](const std::string& cls, int gates) {
+    return [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      Value self = self_of(a);
+      Bound b;
+      std::vector<P> params = {{"input_size", std::nullopt}, {"hidden_size", std::nullopt}, {"num_layers", Value::integer(1)}};
+      if (cls == "RNN") params.push_back({"nonlinearity", Value::str("tanh")});
+      for (P p : std::vector<P>{{"bias", T}, {"batch_first", F}, {"dropout", Value::floating(0)}, {"bidirectional", F}, {"proj_size", Value::integer(0)}, {"device", none}, {"dtype", none}})
+        params.push_back(p);
+      if (!bind_args(in, cls, params, a, b, site)) return Value::none();
+      if (!b["num_layers"].is_int() || !b["hidden_size"].is_int() || !b["input_size"].is_int() || !b["proj_size"].is_int()) {
+        in.note(cls + " sizes could not be evaluated", "unknown sizes", site);
+        return Value::none();
+      }
+      int64_t layers = b["num_layers"].as_int(), hidden = b["hidden_size"].as_int(), proj = b["proj_size"].as_int();
+      int dirs = is_true(in, b["bidirectional"]) ? 2 : 1;
+      bool bias = is_true(in, b["bias"]);
+      int64_t real_hidden = proj > 0 ? proj : hidden;
+      auto span = instance(self)->module->span;
+      for (int64_t l = 0; l < layers; ++l)
+        for (int d = 0; d < dirs; ++d) {
+          int64_t layer_in = l == 0 ? b["input_size"].as_int() : real_hidden * dirs;
+          std::string sfx = "_l" + std::to_string(l) + (d == 1 ? "_reverse" : "");
+          auto I = [](int64_t v) { return Value::integer(v); };
+          register_param(in, self, "weight_ih" + sfx, new_param(in, {I(gates * hidden), I(layer_in)}, span, "", "weight_ih" + sfx), site);
+          register_param(in, self, "weight_hh" + sfx, new_param(in, {I(gates * hidden), I(real_hidden)}, span, "", "weight_hh" + sfx), site);
+          if (bias) {
+            register_param(in, self, "bias_ih" + sfx, new_param(in, {I(gates * hidden)}, span, "", "bias_ih" + sfx), site);
+            register_param(in, self, "bias_hh" + sfx, new_param(in, {I(gates * hidden)}, span, "", "bias_hh" + sfx), site);
+          }
+          if (proj > 0) register_param(in, self, "weight_hr" + sfx, new_param(in, {I(proj), I(hidden)}, span, "", "weight_hr" + sfx), site);
+        }
+      set_repr(self, repr(b["input_size"]) + ", " + repr(b["hidden_size"]) + (layers != 1 ? ", num_layers=" + std::to_string(layers) : ""));
+      return Value::none();
+    };
+  };
+  layer("LSTM", rnn("LSTM", 4));
+  layer("GRU", rnn("GRU", 3));
+  layer("RNN", rnn("RNN", 1));
+  auto cell = [=](const std::string& cls, int gates) {
+    return [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      Value self = self_of(a);
+      Bound b;
+      std::vector<P> params = {{"input_size", std::nullopt}, {"hidden_size", std::nullopt}, {"bias", T}};
+      if (cls == "RNNCell") params.push_back({"nonlinearity", Value::str("tanh")});
+      params.push_back({"device", none});
+      params.push_back({"dtype", none});
+      if (!bind_args(in, cls, params, a, b, site)) return Value::none();
+      Value g = in.binary("*", Value::integer(gates), b["hidden_size"], site);
+      auto span = instance(self)->module->span;
+      register_param(in, self, "weight_ih", new_param(in, {g, b["input_size"]}, span, "", "weight_ih"), site);
+      register_param(in, self, "weight_hh", new_param(in, {g, b["hidden_size"]}, span, "", "weight_hh"), site);
+      if (is_true(in, b["bias"])) {
+        register_param(in, self, "bias_ih", new_param(in, {g}, span, "", "bias_ih"), site);
+        register_param(in, self, "bias_hh", new_param(in, {g}, span, "", "bias_hh"), site);
+      } else {
+        register_none_param(self, "bias_ih");
+        register_none_param(self, "bias_hh");
+      }
+      return Value::none();
+    };
+  };
+  layer("LSTMCell", cell("LSTMCell", 4));
+  layer("GRUCell", cell("GRUCell", 3));
+  layer("RNNCell", cell("RNNCell", 1));
+
+  // Transformer layers (torch 1.13 registration order).
+  auto sub = [](Interpreter& in, const Value& self, const std::string& name, const std::string& cls, Args args, const ir::Span& site) {
+    Value m = in.call(*in.builtin("torch.nn." + cls), std::move(args), instance(self)->module->span);
+    if (!in.exception_pending()) in.module_set(*instance(self), name, m, site);
+  };
+  auto encoder_layer = [=](bool decoder) {
+    return [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      Value self = self_of(a);
+      Bound b;
+      std::string cls = decoder ? "TransformerDecoderLayer" : "TransformerEncoderLayer";
+      if (!bind_args(in, cls, {{"d_model", std::nullopt}, {"nhead", std::nullopt}, {"dim_feedforward", Value::integer(2048)}, {"dropout", Value::floating(0.1)},
+                          {"activation", Value::str("relu")}, {"layer_norm_eps", Value::floating(1e-5)}, {"batch_first", F}, {"norm_first", F},
+                          {"bias", T}, {"device", none}, {"dtype", none}}, a, b, site))
+        return Value::none();
+      Value d = b["d_model"], ff = b["dim_feedforward"], eps = b["layer_norm_eps"];
+      sub(in, self, "self_attn", "MultiheadAttention", Args{{d, b["nhead"]}, {{"dropout", b["dropout"]}, {"batch_first", b["batch_first"]}}}, site);
+      if (decoder) sub(in, self, "multihead_attn", "MultiheadAttention", Args{{d, b["nhead"]}, {{"dropout", b["dropout"]}, {"batch_first", b["batch_first"]}}}, site);
+      sub(in, self, "linear1", "Linear", Args{{d, ff}, {}}, site);
+      sub(in, self, "dropout", "Dropout", Args{{b["dropout"]}, {}}, site);
+      sub(in, self, "linear2", "Linear", Args{{ff, d}, {}}, site);
+      instance(self)->set_attribute("norm_first", b["norm_first"]);
+      sub(in, self, "norm1", "LayerNorm", Args{{d}, {{"eps", eps}}}, site);
+      sub(in, self, "norm2", "LayerNorm", Args{{d}, {{"eps", eps}}}, site);
+      if (decoder) sub(in, self, "norm3", "LayerNorm", Args{{d}, {{"eps", eps}}}, site);
+      sub(in, self, "dropout1", "Dropout", Args{{b["dropout"]}, {}}, site);
+      sub(in, self, "dropout2", "Dropout", Args{{b["dropout"]}, {}}, site);
+      if (decoder) sub(in, self, "dropout3", "Dropout", Args{{b["dropout"]}, {}}, site);
+      if (auto* act = b["activation"].as<InstanceObj>(); act && act->module) in.module_set(*instance(self), "activation", b["activation"], site);
+      else instance(self)->set_attribute("activation", b["activation"]);
+      return Value::none();
+    };
+  };
+  layer("TransformerEncoderLayer", encoder_layer(false));
+  layer("TransformerDecoderLayer", encoder_layer(true));
+  auto stack = [=](const std::string& cls, const std::string& layer_arg) {
+    return [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      Value self = self_of(a);
+      Bound b;
+      if (!bind_args(in, cls, {{layer_arg.c_str(), std::nullopt}, {"num_layers", std::nullopt}, {"norm", none}, {"enable_nested_tensor", T}, {"mask_check", T}}, a, b, site))
+        return Value::none();
+      auto* proto = b[layer_arg].as<InstanceObj>();
+      if (!proto || !b["num_layers"].is_int()) {
+        in.note(cls + " layers could not be resolved", "the layer or num_layers is not known", site);
+        return Value::none();
+      }
+      std::vector<Value> copies;
+      for (int64_t i = 0; i < b["num_layers"].as_int(); ++i)
+        copies.push_back(in.call(*in.builtin("copy.deepcopy"), Args{{b[layer_arg]}, {}}, site));
+      Value layers = in.call(*in.builtin("torch.nn.ModuleList"), Args{{make_list(copies)}, {}}, instance(self)->module->span);
+      in.module_set(*instance(self), "layers", layers, site);
+      instance(self)->set_attribute("num_layers", b["num_layers"]);
+      in.module_set(*instance(self), "norm", b["norm"], site);
+      return Value::none();
+    };
+  };
+  layer("TransformerEncoder", stack("TransformerEncoder", "encoder_layer"));
+  layer("TransformerDecoder", stack("TransformerDecoder", "decoder_layer"));
+  layer("Transformer", [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    Bound b;
+    if (!bind_args(in, "Transformer", {{"d_model", Value::integer(512)}, {"nhead", Value::integer(8)}, {"num_encoder_layers", Value::integer(6)},
+                                  {"num_decoder_layers", Value::integer(6)}, {"dim_feedforward", Value::integer(2048)}, {"dropout", Value::floating(0.1)},
+                                  {"activation", Value::str("relu")}, {"custom_encoder", none}, {"custom_decoder", none},
+                                  {"layer_norm_eps", Value::floating(1e-5)}, {"batch_first", F}, {"norm_first", F}, {"bias", T}, {"device", none}, {"dtype", none}},
+              a, b, site))
+      return Value::none();
+    auto span = instance(self)->module->span;
+    Args layer_args{{b["d_model"], b["nhead"], b["dim_feedforward"], b["dropout"], b["activation"], b["layer_norm_eps"], b["batch_first"], b["norm_first"]}, {}};
+    auto build = [&](const std::string& name, const std::string& layer_cls, const std::string& stack_cls, const char* n) {
+      Value l = in.call(*in.builtin("torch.nn." + layer_cls), layer_args, span);
+      Value norm = in.call(*in.builtin("torch.nn.LayerNorm"), Args{{b["d_model"]}, {{"eps", b["layer_norm_eps"]}}}, span);
+      Value s = in.call(*in.builtin("torch.nn." + stack_cls), Args{{l, b[n], norm}, {}}, span);
+      in.module_set(*instance(self), name, s, site);
+    };
+    if (!b["custom_encoder"].is_none()) in.module_set(*instance(self), "encoder", b["custom_encoder"], site);
+    else build("encoder", "TransformerEncoderLayer", "TransformerEncoder", "num_encoder_layers");
+    if (!b["custom_decoder"].is_none()) in.module_set(*instance(self), "decoder", b["custom_decoder"], site);
+    else build("decoder", "TransformerDecoderLayer", "TransformerDecoder", "num_decoder_layers");
+    return Value::none();
+  });
+
+  // --- layers without parameters: keep their arguments for the printed tree ---
+  auto plain = [](Interpreter& in, const Value&, Args& a, const ir::Span&) {
+    Value self = self_of(a);
+    if (auto* m = instance(self); m && m->module) {
+      m->module->extra_repr = args_repr(in, a);
+      for (auto& [k, v] : a.keywords) m->set_attribute(k, v);
+    }
+    return Value::none();
+  };
+  for (const char* n : {"Identity", "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "Hardtanh", "Hardswish",
+                        "Hardsigmoid", "LeakyReLU", "ELU", "SELU", "CELU", "GLU", "Softplus", "Softsign", "Tanhshrink",
+                        "Threshold", "LogSigmoid", "Softmax", "Softmax2d", "LogSoftmax", "Softmin", "Dropout", "Dropout1d",
+                        "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Flatten", "Unflatten",
+                        "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+                        "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+                        "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "Upsample",
+                        "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
+                        "ChannelShuffle", "CrossEntropyLoss", "MSELoss", "L1Loss", "NLLLoss", "BCELoss",
+                        "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "CosineSimilarity",
+                        "PairwiseDistance", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
+                        "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+                        "ReplicationPad2d", "ReplicationPad3d", "Fold", "Unfold", "LocalResponseNorm", "Hardshrink",
+                        "Softshrink", "RReLU", "CTCLoss", "TripletMarginLoss", "MarginRankingLoss"})
+    layer(n, plain);
+  // einops' layers have no parameters either.
+  in.make_builtin_class("einops.layers.torch.Rearrange", {module}, plain);
+  in.make_builtin_class("einops.layers.torch.Reduce", {module}, plain);
+  in.define_native("einops.rearrange", [](Interpreter& in, const Value&, Args&, const ir::Span& site) {
+    return in.unknown("einops.rearrange() output shape is not modelled during module extraction", site);
+  });
+  in.define("einops.repeat", *in.builtin("einops.rearrange"));
+  in.define("einops.reduce", *in.builtin("einops.rearrange"));
+  (void)mha;
+
+  // Aliases that model code imports from torch.nn.modules.* paths.
+  for (const char* n : {"Linear", "Embedding", "LayerNorm", "Conv1d", "Conv2d", "Dropout", "ModuleList", "Sequential", "ModuleDict"}) {
+    std::string name = n;
+    in.define("torch.nn.modules." + name, *in.builtin("torch.nn." + name));
+  }
+  in.define("torch.nn.Module", Value::object(module));
+}
+
+}  // namespace shardlens::python

@@ -1,0 +1,211 @@
+#include "python/values.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace shardlens::python {
+
+const Value* DictObj::find(const Value& key) const {
+  auto it = index.find(key_of(key));
+  return it == index.end() ? nullptr : &entries[it->second].second;
+}
+
+void DictObj::set(const Value& key, Value value) {
+  std::string k = key_of(key);
+  auto it = index.find(k);
+  if (it != index.end()) {
+    entries[it->second].second = std::move(value);
+    return;
+  }
+  index.emplace(std::move(k), entries.size());
+  entries.emplace_back(key, std::move(value));
+}
+
+bool DictObj::erase(const Value& key) {
+  auto it = index.find(key_of(key));
+  if (it == index.end()) return false;
+  entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(it->second));
+  index.clear();
+  for (size_t i = 0; i < entries.size(); ++i) index.emplace(key_of(entries[i].first), i);
+  return true;
+}
+
+int64_t RangeObj::size() const {
+  if (step > 0 && stop > start) return (stop - start + step - 1) / step;
+  if (step < 0 && stop < start) return (start - stop - step - 1) / (-step);
+  return 0;
+}
+
+const Value* ClassObj::find(const std::string& attr) const {
+  for (auto& kv : attributes)
+    if (kv.first == attr) return &kv.second;
+  return nullptr;
+}
+
+const Value* ClassObj::lookup(const std::string& attr) const {
+  for (const ClassObj* c : mro)
+    if (const Value* v = c->find(attr)) return v;
+  return nullptr;
+}
+
+void ClassObj::set(const std::string& attr, Value v) {
+  for (auto& kv : attributes)
+    if (kv.first == attr) {
+      kv.second = std::move(v);
+      return;
+    }
+  attributes.emplace_back(attr, std::move(v));
+}
+
+bool ClassObj::derives_from(const ClassObj* other) const {
+  for (const ClassObj* c : mro)
+    if (c == other) return true;
+  return false;
+}
+
+void InstanceObj::set_attribute(const std::string& name, Value v) {
+  if (Value* slot = find_attribute(name)) {
+    *slot = std::move(v);
+    return;
+  }
+  attributes.emplace_back(name, std::move(v));
+}
+
+void InstanceObj::erase_attribute(const std::string& name) {
+  for (auto it = attributes.begin(); it != attributes.end(); ++it)
+    if (it->first == name) {
+      attributes.erase(it);
+      return;
+    }
+}
+
+std::string key_of(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::None: return "N";
+    // Python: 1 == 1.0 == True hash alike.
+    case Value::Kind::Bool: return "i" + std::to_string(v.b ? 1 : 0);
+    case Value::Kind::Int: return "i" + std::to_string(v.i);
+    case Value::Kind::Float:
+      if (std::floor(v.f) == v.f && std::fabs(v.f) < 9e15) return "i" + std::to_string(static_cast<int64_t>(v.f));
+      return "f" + std::to_string(v.f);
+    case Value::Kind::Str: return "s" + v.s;
+    case Value::Kind::Ellipsis: return "E";
+    case Value::Kind::Unknown: return "?";
+    case Value::Kind::Obj: {
+      if (auto* l = TupleView::of(v)) {
+        std::string k = "(";
+        for (auto& item : l->items) k += key_of(item) + ",";
+        return k + ")";
+      }
+      if (auto* d = v.as<DtypeObj>()) return "d" + d->name;
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "o%p", static_cast<const void*>(v.obj.get()));
+      return buf;
+    }
+  }
+  return "?";
+}
+
+static std::string float_repr(double f) {
+  if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
+  if (std::isnan(f)) return "nan";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", f);
+  // Shortest form that round-trips, like Python's repr.
+  for (int precision = 1; precision <= 17; ++precision) {
+    char shorter[64];
+    std::snprintf(shorter, sizeof shorter, "%.*g", precision, f);
+    if (std::strtod(shorter, nullptr) == f) {
+      std::snprintf(buf, sizeof buf, "%s", shorter);
+      break;
+    }
+  }
+  std::string s = buf;
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string repr(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::None: return "None";
+    case Value::Kind::Bool: return v.b ? "True" : "False";
+    case Value::Kind::Int: return std::to_string(v.i);
+    case Value::Kind::Float: return float_repr(v.f);
+    case Value::Kind::Str: return "'" + v.s + "'";
+    case Value::Kind::Ellipsis: return "Ellipsis";
+    case Value::Kind::Unknown: return "<unknown>";
+    case Value::Kind::Obj: break;
+  }
+  if (auto* l = TupleView::of(v)) {
+    bool tuple = v.obj->kind == ObjKind::Tuple;
+    std::string s = tuple ? "(" : "[";
+    for (size_t i = 0; i < l->items.size(); ++i) s += (i ? ", " : "") + repr(l->items[i]);
+    if (tuple && l->items.size() == 1) s += ",";
+    return s + (tuple ? ")" : "]");
+  }
+  if (auto* d = v.as<DictObj>()) {
+    std::string s = "{";
+    for (size_t i = 0; i < d->entries.size(); ++i)
+      s += (i ? ", " : "") + repr(d->entries[i].first) + ": " + repr(d->entries[i].second);
+    return s + "}";
+  }
+  if (auto* d = v.as<DtypeObj>()) return "torch." + d->name;
+  if (auto* c = v.as<ClassObj>()) return "<class '" + c->name + "'>";
+  if (auto* t = v.as<TensorObj>()) {
+    std::string s = t->is_parameter ? "Parameter(shape=[" : "Tensor(shape=[";
+    if (t->shape)
+      for (size_t i = 0; i < t->shape->size(); ++i) s += (i ? ", " : "") + std::to_string((*t->shape)[i]);
+    return s + "])";
+  }
+  if (auto* f = v.as<FunctionObj>()) return "<function " + f->qualname + ">";
+  if (auto* n = v.as<NativeObj>()) return "<built-in " + n->name + ">";
+  if (auto* ns = v.as<NamespaceObj>()) return "<module '" + ns->qualname + "'>";
+  if (auto* inst = v.as<InstanceObj>()) return "<" + inst->cls->name + " object>";
+  return "<" + type_name(v) + ">";
+}
+
+std::string type_name(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::None: return "NoneType";
+    case Value::Kind::Bool: return "bool";
+    case Value::Kind::Int: return "int";
+    case Value::Kind::Float: return "float";
+    case Value::Kind::Str: return "str";
+    case Value::Kind::Ellipsis: return "ellipsis";
+    case Value::Kind::Unknown: return "unknown";
+    case Value::Kind::Obj: break;
+  }
+  switch (v.obj->kind) {
+    case ObjKind::List: return "list";
+    case ObjKind::Tuple: return "tuple";
+    case ObjKind::Dict: return "dict";
+    case ObjKind::Set: return "set";
+    case ObjKind::Range: return "range";
+    case ObjKind::Slice: return "slice";
+    case ObjKind::Function: return "function";
+    case ObjKind::BoundMethod: return "method";
+    case ObjKind::Native: return "builtin_function_or_method";
+    case ObjKind::Class: return "type";
+    case ObjKind::Instance: return static_cast<InstanceObj*>(v.obj.get())->cls->name;
+    case ObjKind::Namespace: return "module";
+    case ObjKind::Tensor: return static_cast<TensorObj*>(v.obj.get())->is_parameter ? "Parameter" : "Tensor";
+    case ObjKind::Partial: return "functools.partial";
+    case ObjKind::Super: return "super";
+    case ObjKind::Dtype: return "torch.dtype";
+    case ObjKind::Property: return "property";
+    case ObjKind::StaticMethod: return "staticmethod";
+    case ObjKind::ClassMethod: return "classmethod";
+    case ObjKind::DataclassField: return "Field";
+  }
+  return "object";
+}
+
+Value make_list(std::vector<Value> items, bool tuple) {
+  auto l = std::make_shared<ListObj>(tuple);
+  l->items = std::move(items);
+  return Value::object(std::move(l));
+}
+
+Value make_tuple(std::vector<Value> items) { return make_list(std::move(items), true); }
+
+}  // namespace shardlens::python

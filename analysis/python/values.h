@@ -1,0 +1,288 @@
+// Values of the abstract interpreter: Python objects as far as module construction needs them,
+// plus Unknown for whatever the front end cannot see through (it carries the reason and where).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ir/model_ir.h"
+#include "python/syntax.h"
+
+namespace shardlens::python {
+
+struct Object;
+using ObjPtr = std::shared_ptr<Object>;
+
+struct UnknownInfo {
+  std::string reason;
+  ir::Span span;
+  bool maybe_module = false;  // came from calling something we cannot see: may have been a layer
+};
+
+struct Value {
+  enum class Kind : uint8_t { None, Bool, Int, Float, Str, Ellipsis, Obj, Unknown };
+  Kind kind = Kind::None;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  ObjPtr obj;
+  std::shared_ptr<const UnknownInfo> unknown;
+
+  static Value none() { return {}; }
+  static Value boolean(bool v) { Value x; x.kind = Kind::Bool; x.b = v; return x; }
+  static Value integer(int64_t v) { Value x; x.kind = Kind::Int; x.i = v; return x; }
+  static Value floating(double v) { Value x; x.kind = Kind::Float; x.f = v; return x; }
+  static Value str(std::string v) { Value x; x.kind = Kind::Str; x.s = std::move(v); return x; }
+  static Value ellipsis() { Value x; x.kind = Kind::Ellipsis; return x; }
+  static Value object(ObjPtr o) { Value x; x.kind = Kind::Obj; x.obj = std::move(o); return x; }
+  static Value make_unknown(std::string reason, ir::Span span = {}, bool maybe_module = false) {
+    Value x;
+    x.kind = Kind::Unknown;
+    x.unknown = std::make_shared<UnknownInfo>(UnknownInfo{std::move(reason), span, maybe_module});
+    return x;
+  }
+
+  bool is_none() const { return kind == Kind::None; }
+  bool is_unknown() const { return kind == Kind::Unknown; }
+  bool is_int() const { return kind == Kind::Int || kind == Kind::Bool; }
+  bool is_number() const { return is_int() || kind == Kind::Float; }
+  bool is_str() const { return kind == Kind::Str; }
+  int64_t as_int() const { return kind == Kind::Bool ? (b ? 1 : 0) : i; }
+  double as_float() const { return kind == Kind::Float ? f : static_cast<double>(as_int()); }
+  template <class T> T* as() const;
+};
+
+enum class ObjKind : uint8_t {
+  List, Tuple, Dict, Set, Range, Slice, Function, BoundMethod, Native, Class, Instance, Namespace,
+  Tensor, Partial, Super, Dtype, Property, StaticMethod, ClassMethod, DataclassField,
+};
+
+struct Object : std::enable_shared_from_this<Object> {
+  explicit Object(ObjKind k) : kind(k) {}
+  virtual ~Object() = default;
+  ObjKind kind;
+};
+
+template <class T> T* Value::as() const {
+  return kind == Kind::Obj && obj && obj->kind == T::kKind ? static_cast<T*>(obj.get()) : nullptr;
+}
+
+struct ListObj : Object {  // also tuples (kind Tuple)
+  static constexpr ObjKind kKind = ObjKind::List;
+  explicit ListObj(bool tuple = false) : Object(tuple ? ObjKind::Tuple : ObjKind::List) {}
+  std::vector<Value> items;
+};
+struct TupleView {  // List and Tuple share ListObj; this finds either
+  static ListObj* of(const Value& v) {
+    return v.kind == Value::Kind::Obj && v.obj &&
+                   (v.obj->kind == ObjKind::List || v.obj->kind == ObjKind::Tuple)
+               ? static_cast<ListObj*>(v.obj.get())
+               : nullptr;
+  }
+};
+
+// Insertion-ordered dict (also sets: values unused). Keys are hashable scalars or tuples of them.
+struct DictObj : Object {
+  static constexpr ObjKind kKind = ObjKind::Dict;
+  explicit DictObj(bool set = false) : Object(set ? ObjKind::Set : ObjKind::Dict) {}
+  std::vector<std::pair<Value, Value>> entries;
+  std::unordered_map<std::string, size_t> index;
+  const Value* find(const Value& key) const;
+  void set(const Value& key, Value value);
+  bool erase(const Value& key);
+};
+
+struct RangeObj : Object {
+  static constexpr ObjKind kKind = ObjKind::Range;
+  RangeObj() : Object(ObjKind::Range) {}
+  int64_t start = 0, stop = 0, step = 1;
+  int64_t size() const;
+};
+
+struct SliceObj : Object {
+  static constexpr ObjKind kKind = ObjKind::Slice;
+  SliceObj() : Object(ObjKind::Slice) {}
+  Value lower, upper, step;
+};
+
+struct Scope;
+struct ClassObj;
+
+struct FunctionObj : Object {
+  static constexpr ObjKind kKind = ObjKind::Function;
+  FunctionObj() : Object(ObjKind::Function) {}
+  std::shared_ptr<FunctionDef> def;
+  const Unit* unit = nullptr;        // owning top-level statement (for absolute spans)
+  std::shared_ptr<Scope> closure;    // enclosing function scope, or null at module level
+  std::vector<Value> defaults;       // per parameter; Kind::Ellipsis-free: `has_default` says
+  std::vector<bool> has_default;
+  std::string qualname;
+  ClassObj* defining_class = nullptr;  // for zero-argument super()
+};
+
+struct BoundMethodObj : Object {
+  static constexpr ObjKind kKind = ObjKind::BoundMethod;
+  BoundMethodObj() : Object(ObjKind::BoundMethod) {}
+  Value self;
+  Value function;
+};
+
+class Interpreter;
+struct CallArgs {
+  std::vector<Value> positional;
+  std::vector<std::pair<std::string, Value>> keywords;
+  const Value* keyword(const std::string& name) const {
+    for (auto& kv : keywords)
+      if (kv.first == name) return &kv.second;
+    return nullptr;
+  }
+};
+using NativeFn = std::function<Value(Interpreter&, const Value& self, CallArgs&, const ir::Span& site)>;
+
+struct NativeObj : Object {
+  static constexpr ObjKind kKind = ObjKind::Native;
+  NativeObj() : Object(ObjKind::Native) {}
+  std::string name;  // qualified, for messages
+  Value self;        // bound receiver, if any
+  NativeFn fn;
+};
+
+// Per-module state PyTorch keeps in _parameters / _buffers / _modules, in registration order.
+struct InstanceObj;
+struct TensorObj;
+struct ModuleData {
+  std::vector<std::pair<std::string, std::shared_ptr<TensorObj>>> parameters;  // null = None entry
+  std::vector<std::pair<std::string, std::shared_ptr<TensorObj>>> buffers;
+  std::vector<bool> buffer_persistent;
+  std::vector<std::pair<std::string, std::shared_ptr<InstanceObj>>> modules;
+  ir::Span span;
+  std::string extra_repr;
+  template <class V> static V* find(std::vector<std::pair<std::string, V>>& list, const std::string& key) {
+    for (auto& kv : list)
+      if (kv.first == key) return &kv.second;
+    return nullptr;
+  }
+};
+
+struct ClassObj : Object {
+  static constexpr ObjKind kKind = ObjKind::Class;
+  ClassObj() : Object(ObjKind::Class) {}
+  std::string name;
+  std::string qualname;
+  std::vector<std::shared_ptr<ClassObj>> bases;
+  std::vector<ClassObj*> mro;  // self first
+  std::vector<std::pair<std::string, Value>> attributes;  // class namespace in definition order
+  bool is_builtin = false;
+  bool is_module = false;          // nn.Module somewhere in the MRO
+  bool has_unknown_base = false;   // a base we cannot see (imported from elsewhere)
+  bool is_dataclass = false;
+  bool is_exception = false;
+  std::vector<std::string> dataclass_fields;  // in order, including inherited ones
+  std::shared_ptr<ClassDef> def;
+  const Unit* unit = nullptr;
+  ir::Span span;
+  // Built-in classes whose call is not plain instance creation (torch.Tensor(2, 3),
+  // nn.Parameter(t)): calling the class runs this instead.
+  NativeFn native_new;
+  const Value* find(const std::string& attr) const;        // own attributes only
+  const Value* lookup(const std::string& attr) const;      // along the MRO
+  void set(const std::string& attr, Value v);
+  bool derives_from(const ClassObj* other) const;
+};
+
+struct InstanceObj : Object {
+  static constexpr ObjKind kKind = ObjKind::Instance;
+  InstanceObj() : Object(ObjKind::Instance) {}
+  std::shared_ptr<ClassObj> cls;
+  std::vector<std::pair<std::string, Value>> attributes;  // instance __dict__, insertion order
+  std::unique_ptr<ModuleData> module;                     // set for nn.Module instances
+  uint64_t id = 0;
+  Value* find_attribute(const std::string& name) {
+    for (auto& kv : attributes)
+      if (kv.first == name) return &kv.second;
+    return nullptr;
+  }
+  void set_attribute(const std::string& name, Value v);
+  void erase_attribute(const std::string& name);
+};
+
+struct NamespaceObj : Object {  // an imported Python module such as torch.nn or math
+  static constexpr ObjKind kKind = ObjKind::Namespace;
+  NamespaceObj() : Object(ObjKind::Namespace) {}
+  std::string qualname;
+};
+
+struct TensorObj : Object {
+  static constexpr ObjKind kKind = ObjKind::Tensor;
+  TensorObj() : Object(ObjKind::Tensor) {}
+  std::optional<std::vector<int64_t>> shape;  // empty optional: shape unknown (see why)
+  std::string dtype = "float32";
+  bool is_parameter = false;
+  bool requires_grad = false;
+  ir::Span span;
+  std::shared_ptr<const UnknownInfo> why;
+  uint64_t id = 0;
+};
+
+struct PartialObj : Object {
+  static constexpr ObjKind kKind = ObjKind::Partial;
+  PartialObj() : Object(ObjKind::Partial) {}
+  Value function;
+  CallArgs args;
+};
+
+struct SuperObj : Object {
+  static constexpr ObjKind kKind = ObjKind::Super;
+  SuperObj() : Object(ObjKind::Super) {}
+  ClassObj* after = nullptr;  // lookups start after this class in self's MRO
+  Value self;
+};
+
+struct DtypeObj : Object {
+  static constexpr ObjKind kKind = ObjKind::Dtype;
+  DtypeObj() : Object(ObjKind::Dtype) {}
+  std::string name;
+};
+
+struct WrapperObj : Object {  // property, staticmethod, classmethod
+  explicit WrapperObj(ObjKind k) : Object(k) {}
+  Value function;
+};
+
+struct DataclassFieldObj : Object {
+  static constexpr ObjKind kKind = ObjKind::DataclassField;
+  DataclassFieldObj() : Object(ObjKind::DataclassField) {}
+  std::optional<Value> default_value;
+  std::optional<Value> default_factory;
+  bool init = true;
+};
+
+// Names bound in one function call, class body or the module; `parent` is the enclosing
+// function scope (closures), `globals` the module scope.
+struct Scope {
+  std::unordered_map<std::string, Value> vars;
+  std::shared_ptr<Scope> parent;
+  Scope* globals = nullptr;
+  std::vector<std::string> global_names;  // names declared `global` here
+};
+
+// Helpers shared by the interpreter and the natives.
+// The argument at `position`, else the keyword `name`, else null.
+inline const Value* argument(const CallArgs& args, size_t position, const char* name) {
+  if (position < args.positional.size()) return &args.positional[position];
+  return name ? args.keyword(name) : nullptr;
+}
+std::string key_of(const Value& v);  // dict key encoding: type tag + value
+std::string repr(const Value& v);
+std::string type_name(const Value& v);
+Value make_list(std::vector<Value> items, bool tuple = false);
+Value make_tuple(std::vector<Value> items);
+
+}  // namespace shardlens::python

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what shardlens needs on Debian 12, idempotently: Debian packages, then the pinned
+# tree-sitter-python grammar from npm (fetched at build time, never committed).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+deps_dir="${SHARDLENS_DEPS_DIR:-$here/build/_deps}"
+
+packages=(build-essential cmake ninja-build pkg-config libtree-sitter-dev nlohmann-json3-dev
+          libasio-dev catch2 python3 python3-torch ca-certificates)
+# The machine image may bring its own Node.js; only ask Debian for one when there is none.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# tree-sitter-python 0.23.6: the newest grammar whose parser ABI (14) Debian's libtree-sitter 0.20.7 loads.
+grammar_version="0.23.6"
+grammar_sha256="aab5b860d93dbf84b37fed532f7dacc0468ede5387d0c74911d68f964287662a"
+grammar_dir="$deps_dir/tree-sitter-python"
+stamp="$grammar_dir/.shardlens-$grammar_version-$grammar_sha256"
+if [ ! -f "$stamp" ]; then
+  echo "setup: fetching tree-sitter-python@$grammar_version from npm"
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  (cd "$work" && npm pack --silent "tree-sitter-python@$grammar_version" >/dev/null)
+  tarball="$work/tree-sitter-python-$grammar_version.tgz"
+  echo "$grammar_sha256  $tarball" | sha256sum -c --quiet - || {
+    echo "setup: checksum mismatch for tree-sitter-python@$grammar_version" >&2; exit 1; }
+  rm -rf "$grammar_dir" && mkdir -p "$grammar_dir"
+  tar -xzf "$tarball" -C "$grammar_dir" --strip-components=1 package/src package/LICENSE package/package.json
+  touch "$stamp"
+fi
+echo "setup: ok (grammar in $grammar_dir)"

@@ -1,0 +1,118 @@
+// `shardlens inspect FILE [--model EXPR] [--format text|json]`
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "ir/ir_json.h"
+#include "ir/ir_text.h"
+#include "python/extractor.h"
+
+namespace shardlens::cli {
+
+namespace {
+bool read_file(const std::string& path, std::string& out, std::string& error) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    error = "'" + path + "' is a directory, not a Python file";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot read '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) {
+    error = "cannot read '" + path + "'";
+    return false;
+  }
+  out = buf.str();
+  return true;
+}
+}  // namespace
+
+int run_inspect(const std::vector<std::string>& args) {
+  std::string file, model, format = "text";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* flag) -> const std::string* {
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "shardlens inspect: %s needs a value\n", flag);
+        return nullptr;
+      }
+      return &args[++i];
+    };
+    if (a == "--model") {
+      auto v = value("--model");
+      if (!v) return 2;
+      model = *v;
+    } else if (a.rfind("--model=", 0) == 0) {
+      model = a.substr(8);
+    } else if (a == "--format") {
+      auto v = value("--format");
+      if (!v) return 2;
+      format = *v;
+    } else if (a.rfind("--format=", 0) == 0) {
+      format = a.substr(9);
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      std::fprintf(stderr, "shardlens inspect: unknown option '%s'\n", a.c_str());
+      return 2;
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      std::fprintf(stderr, "shardlens inspect: more than one FILE given ('%s', '%s')\n", file.c_str(), a.c_str());
+      return 2;
+    }
+  }
+  if (file.empty()) {
+    std::fputs("usage: shardlens inspect FILE [--model EXPR] [--format text|json]\n", stderr);
+    return 2;
+  }
+  if (format != "text" && format != "json") {
+    std::fprintf(stderr, "shardlens inspect: --format must be text or json, not '%s'\n", format.c_str());
+    return 2;
+  }
+  std::string text, error;
+  if (file == "-") {
+    std::ostringstream buf;
+    buf << std::cin.rdbuf();
+    text = buf.str();
+  } else if (!read_file(file, text, error)) {
+    std::fprintf(stderr, "shardlens inspect: %s\n", error.c_str());
+    return 1;
+  }
+  if (text.find('\0') != std::string::npos) {
+    std::fprintf(stderr, "shardlens inspect: '%s' is not a text file (it contains NUL bytes)\n", file.c_str());
+    return 1;
+  }
+  python::ModelExtractor extractor(std::move(text), file);
+  python::ExtractOptions options;
+  options.model_expression = model;
+  auto result = extractor.extract(options);
+  if (format == "json") {
+    auto j = ir::to_json(result.model);
+    if (!result.ok) j["error"] = result.error;
+    std::cout << j.dump(2) << "\n";
+  } else if (result.ok) {
+    std::cout << ir::to_text(result.model);
+  }
+  if (!result.ok) {
+    std::fprintf(stderr, "shardlens inspect: %s: %s\n", file.c_str(), result.error.c_str());
+    for (auto& u : result.model.unresolved)
+      std::fprintf(stderr, "  %s:%u:%u: %s: %s\n", file.c_str(), u.span.line, u.span.column + 1, u.what.c_str(), u.reason.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace shardlens::cli

@@ -1,0 +1,36 @@
+// shardlens: the command line. `serve` (the language server), `plan` and `report` arrive with
+// their issues; each subcommand is a thin shell over the analysis libraries.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: shardlens <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  inspect FILE [--model EXPR] [--format text|json]\n"
+    "      the modules and parameters FILE builds, statically (no Python is run)\n"
+    "  help\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "inspect") return shardlens::cli::run_inspect(args);
+  if (command == "--version" || command == "version") {
+    std::puts("shardlens 0.1.0");
+    return 0;
+  }
+  std::fprintf(stderr, "shardlens: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return 2;
+}
