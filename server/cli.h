@@ -7,5 +7,6 @@
 namespace shardlens::cli {
 
 int run_inspect(const std::vector<std::string>& args);
+int run_syntax_tree(const std::vector<std::string>& args);
 
 }  // namespace shardlens::cli

@@ -12,6 +12,8 @@
 #include "ir/ir_text.h"
 #include "python/extractor.h"
 
+#include <tree_sitter/api.h>
+
 namespace shardlens::cli {
 
 namespace {
@@ -112,6 +114,23 @@ int run_inspect(const std::vector<std::string>& args) {
       std::fprintf(stderr, "  %s:%u:%u: %s: %s\n", file.c_str(), u.span.line, u.span.column + 1, u.what.c_str(), u.reason.c_str());
     return 1;
   }
+  return 0;
+}
+
+int run_syntax_tree(const std::vector<std::string>& args) {
+  if (args.size() != 1) {
+    std::fputs("usage: shardlens syntax-tree FILE\n", stderr);
+    return 2;
+  }
+  std::string text, error;
+  if (!read_file(args[0], text, error)) {
+    std::fprintf(stderr, "shardlens syntax-tree: %s\n", error.c_str());
+    return 1;
+  }
+  python::SourceDocument document(std::move(text));
+  char* s = ts_node_string(ts_tree_root_node(document.tree()));
+  std::puts(s);
+  std::free(s);
   return 0;
 }
 

@@ -14,6 +14,8 @@ const char* kUsage =
     "commands:\n"
     "  inspect FILE [--model EXPR] [--format text|json]\n"
     "      the modules and parameters FILE builds, statically (no Python is run)\n"
+    "  syntax-tree FILE\n"
+    "      tree-sitter's concrete syntax tree of FILE (for debugging the front end)\n"
     "  help\n";
 
 }  // namespace
@@ -27,6 +29,7 @@ int main(int argc, char** argv) {
   std::string command = args[0];
   args.erase(args.begin());
   if (command == "inspect") return shardlens::cli::run_inspect(args);
+  if (command == "syntax-tree") return shardlens::cli::run_syntax_tree(args);
   if (command == "--version" || command == "version") {
     std::puts("shardlens 0.1.0");
     return 0;

@@ -32,6 +32,7 @@ nlohmann::json to_json(const ModelIR& model) {
   auto& unresolved = j["unresolved"] = nlohmann::json::array();
   for (const auto& u : model.unresolved)
     unresolved.push_back({{"what", u.what}, {"reason", u.reason}, {"span", span_to_json(u.span)}});
+  j["notes"] = model.notes;
   return j;
 }
 

@@ -131,6 +131,7 @@ std::string to_text(const ModelIR& model) {
       << human(static_cast<double>(total) * 4) << " in fp32)\n";
   out << "parameter tensors: " << model.parameters.size() << ", modules: " << model.modules.size()
       << ", buffers: " << model.buffers.size() << " (" << format_count(buffer_elems) << " elements)\n";
+  for (auto& n : model.notes) out << "note: " << n << "\n";
   if (!model.unresolved.empty()) {
     out << "\nunresolved (" << model.unresolved.size() << "):\n";
     for (auto& u : model.unresolved)

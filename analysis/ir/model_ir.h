@@ -63,6 +63,7 @@ struct ModelIR {
   std::vector<Parameter> parameters;  // named_parameters() order, de-duplicated
   std::vector<Buffer> buffers;        // named_buffers() order, de-duplicated
   std::vector<Unresolved> unresolved;
+  std::vector<std::string> notes;  // choices the front end made that a user should know about
 
   int64_t total_parameters() const;
 };

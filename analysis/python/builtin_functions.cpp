@@ -267,25 +267,23 @@ bool matches_type(Interpreter& in, const Value& v, const Value& type) {
       if (matches_type(in, v, t)) return true;
     return false;
   }
-  if (auto* cls = type.as<ClassObj>()) {
-    if (auto* inst = v.as<InstanceObj>()) return inst->cls->derives_from(cls);
-    if (auto* t = v.as<TensorObj>()) return cls->qualname == "torch.Tensor" || (t->is_parameter && cls->qualname == "torch.nn.Parameter");
-    if (v.as<ClassObj>()) return cls->qualname == "builtins.type";
-    return cls->qualname == "builtins.object";
-  }
-  if (auto* n = type.as<NativeObj>()) {
-    const std::string& q = n->name;
-    if (q == "builtins.int") return v.is_int();
-    if (q == "builtins.bool") return v.kind == Value::Kind::Bool;
-    if (q == "builtins.float") return v.kind == Value::Kind::Float;
-    if (q == "builtins.str") return v.is_str();
-    if (q == "builtins.list") return v.as<ListObj>() != nullptr;
-    if (q == "builtins.tuple") return v.kind == Value::Kind::Obj && v.obj->kind == ObjKind::Tuple;
-    if (q == "builtins.dict" || q == "collections.OrderedDict") return v.as<DictObj>() != nullptr;
-    if (q == "builtins.set") return v.kind == Value::Kind::Obj && v.obj->kind == ObjKind::Set;
-    if (q == "torch.nn.Parameter") return v.as<TensorObj>() && v.as<TensorObj>()->is_parameter;
-    if (q == "builtins.callable") return false;
-  }
+  auto* cls = type.as<ClassObj>();
+  if (!cls) return false;
+  if (auto* inst = v.as<InstanceObj>()) return inst->cls->derives_from(cls);
+  const std::string& q = cls->qualname;
+  if (q == "builtins.object") return true;
+  if (q == "builtins.int") return v.is_int();
+  if (q == "builtins.bool") return v.kind == Value::Kind::Bool;
+  if (q == "builtins.float") return v.kind == Value::Kind::Float;
+  if (q == "builtins.str") return v.is_str();
+  if (q == "builtins.list") return v.as<ListObj>() != nullptr;
+  if (q == "builtins.tuple") return v.kind == Value::Kind::Obj && v.obj->kind == ObjKind::Tuple;
+  if (q == "builtins.dict") return v.as<DictObj>() != nullptr;
+  if (q == "collections.OrderedDict") return v.as<DictObj>() && v.as<DictObj>()->ordered;
+  if (q == "builtins.set" || q == "builtins.frozenset") return v.kind == Value::Kind::Obj && v.obj->kind == ObjKind::Set;
+  if (q == "builtins.type") return v.as<ClassObj>() != nullptr;
+  if (auto* t = v.as<TensorObj>()) return q == "torch.Tensor" || (t->is_parameter && q == "torch.nn.Parameter");
+  (void)in;
   return false;
 }
 
@@ -366,6 +364,7 @@ Value deep_copy(Interpreter& in, const Value& v, std::unordered_map<const Object
     case ObjKind::Set: {
       auto* d = static_cast<DictObj*>(v.obj.get());
       auto copy = std::make_shared<DictObj>(v.obj->kind == ObjKind::Set);
+      copy->ordered = d->ordered;
       Value result = Value::object(copy);
       memo[v.obj.get()] = result;
       for (auto& kv : d->entries) copy->set(kv.first, deep_copy(in, kv.second, memo, site));
@@ -388,7 +387,8 @@ Value deep_copy(Interpreter& in, const Value& v, std::unordered_map<const Object
       copy->id = in.next_id();
       Value result = Value::object(copy);
       memo[v.obj.get()] = result;
-      for (auto& [k, val] : inst->attributes) copy->attributes.emplace_back(k, deep_copy(in, val, memo, site));
+      for (auto& [k, val] : inst->dict->entries) copy->dict->set(k, deep_copy(in, val, memo, site));
+      if (inst->dict_items) copy->dict_items = std::static_pointer_cast<DictObj>(deep_copy(in, Value::object(inst->dict_items), memo, site).obj);
       if (inst->module) {
         copy->module = std::make_unique<ModuleData>();
         copy->module->span = inst->module->span;
@@ -419,12 +419,15 @@ Value shallow_copy(const Value& v) {
     auto copy = std::make_shared<DictObj>(v.obj->kind == ObjKind::Set);
     copy->entries = d->entries;
     copy->index = d->index;
+    copy->ordered = d->ordered;
     return Value::object(copy);
   }
   if (auto* inst = v.as<InstanceObj>(); inst && !inst->module) {
     auto copy = std::make_shared<InstanceObj>();
     copy->cls = inst->cls;
-    copy->attributes = inst->attributes;
+    copy->dict->entries = inst->dict->entries;
+    copy->dict->index = inst->dict->index;
+    if (inst->dict_items) copy->dict_items = std::static_pointer_cast<DictObj>(shallow_copy(Value::object(inst->dict_items)).obj);
     return Value::object(copy);
   }
   return v;
@@ -513,6 +516,13 @@ void make_dataclass(Interpreter& in, ClassObj& cls, bool) {
 
 void install_python_builtins(Interpreter& in) {
   auto def = [&](const std::string& name, NativeFn fn) { in.define_native("builtins." + name, std::move(fn)); };
+  // Built-in types are classes (model code subclasses dict, and isinstance needs them); calling
+  // one converts, as in Python.
+  auto type_def = [&](const std::string& name, NativeFn fn) {
+    auto cls = in.make_builtin_class("builtins." + name, {}, nullptr);
+    cls->native_new = std::move(fn);
+    return cls;
+  };
 
   // Exceptions, with Python's hierarchy so that `except LookupError` catches KeyError.
   auto base_exc = in.make_builtin_class("builtins.BaseException", {}, nullptr);
@@ -558,16 +568,16 @@ void install_python_builtins(Interpreter& in) {
     }
     return Value::object(r);
   });
-  def("int", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+  type_def("int", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.empty()) return Value::integer(0);
     if (a.positional.size() == 2 && a.positional[0].is_str() && a.positional[1].is_int())
       return Value::integer(std::strtoll(a.positional[0].s.c_str(), nullptr, static_cast<int>(a.positional[1].as_int())));
     return to_int(in, a.positional[0], site);
   });
-  def("float", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+  type_def("float", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     return a.positional.empty() ? Value::floating(0) : to_float(in, a.positional[0], site);
   });
-  def("str", [](Interpreter& in, const Value&, Args& a, const ir::Span&) {
+  type_def("str", [](Interpreter& in, const Value&, Args& a, const ir::Span&) {
     if (a.positional.empty()) return Value::str("");
     if (a.positional[0].is_unknown()) return a.positional[0];
     return Value::str(in.to_str(a.positional[0]));
@@ -575,18 +585,18 @@ void install_python_builtins(Interpreter& in) {
   def("repr", [](Interpreter&, const Value&, Args& a, const ir::Span&) {
     return a.positional.empty() ? Value::str("") : a.positional[0].is_unknown() ? a.positional[0] : Value::str(repr(a.positional[0]));
   });
-  def("bool", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+  type_def("bool", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.empty()) return Value::boolean(false);
     auto t = in.truth(a.positional[0]);
     return t ? Value::boolean(*t) : in.unknown("truth value not known", site);
   });
-  def("list", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+  type_def("list", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.empty()) return make_list({});
     Value why;
     auto items = in.iterate(a.positional[0], site, &why);
     return items ? make_list(std::move(*items)) : why;
   });
-  def("tuple", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+  type_def("tuple", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.empty()) return make_tuple({});
     Value why;
     auto items = in.iterate(a.positional[0], site, &why);
@@ -602,9 +612,9 @@ void install_python_builtins(Interpreter& in) {
     }
     return Value::object(s);
   };
-  def("set", make_set);
-  def("frozenset", make_set);
-  def("dict", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) { return dict_from(in, a, site); });
+  type_def("set", make_set);
+  type_def("frozenset", make_set);
+  type_def("dict", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) { return dict_from(in, a, site); });
   def("abs", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.empty()) return in.raise("TypeError", "abs() takes one argument", site);
     const Value& v = a.positional[0];
@@ -1210,6 +1220,66 @@ void install_python_builtins(Interpreter& in) {
     return Value::integer(n);
   });
 
+  // Instances of user subclasses of dict keep their items in dict_items; the dict class's
+  // methods (reached through super() or inheritance) work on that storage.
+  auto dict_class = in.builtin("builtins.dict")->as<ClassObj>();
+  auto storage = [](const Value& self) -> Value {
+    auto* inst = self.as<InstanceObj>();
+    if (!inst) return self;
+    if (!inst->dict_items) inst->dict_items = std::make_shared<DictObj>();
+    return Value::object(inst->dict_items);
+  };
+  dict_class->set("__init__", in.native("builtins.dict.__init__", [storage](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = a.positional.empty() ? Value() : a.positional[0];
+    Args rest{{a.positional.begin() + (a.positional.empty() ? 0 : 1), a.positional.end()}, a.keywords};
+    Value items = dict_from(in, rest, site);
+    if (auto* d = items.as<DictObj>()) {
+      auto* target = storage(self).as<DictObj>();
+      for (auto& kv : d->entries) target->set(kv.first, kv.second);
+    }
+    return Value::none();
+  }));
+  for (const char* m : {"get", "keys", "values", "items", "update", "pop", "setdefault", "copy", "clear"}) {
+    std::string name = m;
+    dict_class->set(name, in.native("builtins.dict." + name, [&in, name, storage](Interpreter& interp, const Value&, Args& a, const ir::Span& site) {
+      Value self = a.positional.empty() ? Value() : a.positional[0];
+      Args rest{{a.positional.begin() + (a.positional.empty() ? 0 : 1), a.positional.end()}, a.keywords};
+      (void)in;
+      return (*interp.method("dict", name))(interp, storage(self), rest, site);
+    }));
+  }
+  dict_class->set("__getitem__", in.native("builtins.dict.__getitem__", [storage](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.size() != 2) return in.raise("TypeError", "__getitem__ takes a key", site);
+    const Value* v = storage(a.positional[0]).as<DictObj>()->find(a.positional[1]);
+    return v ? *v : in.raise("KeyError", repr(a.positional[1]), site);
+  }));
+  dict_class->set("__setitem__", in.native("builtins.dict.__setitem__", [storage](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.size() != 3) return in.raise("TypeError", "__setitem__ takes a key and a value", site);
+    storage(a.positional[0]).as<DictObj>()->set(a.positional[1], a.positional[2]);
+    return Value::none();
+  }));
+  dict_class->set("__contains__", in.native("builtins.dict.__contains__", [storage](Interpreter&, const Value&, Args& a, const ir::Span&) {
+    return Value::boolean(a.positional.size() == 2 && storage(a.positional[0]).as<DictObj>()->find(a.positional[1]) != nullptr);
+  }));
+  dict_class->set("__len__", in.native("builtins.dict.__len__", [storage](Interpreter&, const Value&, Args& a, const ir::Span&) {
+    return Value::integer(static_cast<int64_t>(storage(a.positional[0]).as<DictObj>()->entries.size()));
+  }));
+  dict_class->set("__iter__", in.native("builtins.dict.__iter__", [storage](Interpreter&, const Value&, Args& a, const ir::Span&) {
+    std::vector<Value> keys;
+    for (auto& kv : storage(a.positional[0]).as<DictObj>()->entries) keys.push_back(kv.first);
+    return make_list(std::move(keys));
+  }));
+  // object's attribute protocol, reached by super().__getattribute__ / super().__setattr__.
+  in.object_base()->set("__getattribute__", in.native("builtins.object.__getattribute__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.size() != 2 || !a.positional[1].is_str()) return in.unknown("__getattribute__ arguments", site);
+    return in.generic_get_attribute(a.positional[0], a.positional[1].s, site);
+  }));
+  in.object_base()->set("__setattr__", in.native("builtins.object.__setattr__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.size() != 3 || !a.positional[1].is_str()) return in.unknown("__setattr__ arguments", site);
+    in.generic_set_attribute(a.positional[0], a.positional[1].s, a.positional[2], site);
+    return Value::none();
+  }));
+
   // --- math ---
   auto math1 = [&](const std::string& name, double (*f)(double), bool integral) {
     in.define_native("math." + name, [f, integral, name](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
@@ -1438,7 +1508,12 @@ void install_python_builtins(Interpreter& in) {
   });
 
   // --- collections ---
-  in.define_native("collections.OrderedDict", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) { return dict_from(in, a, site); });
+  auto ordered_dict = in.make_builtin_class("collections.OrderedDict", {std::static_pointer_cast<ClassObj>(in.builtin("builtins.dict")->obj)}, nullptr);
+  ordered_dict->native_new = [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value d = dict_from(in, a, site);
+    if (auto* dict = d.as<DictObj>()) dict->ordered = true;
+    return d;
+  };
   in.define_native("collections.defaultdict", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     Args rest{{}, a.keywords};
     if (a.positional.size() > 1) rest.positional.push_back(a.positional[1]);

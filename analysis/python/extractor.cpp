@@ -289,8 +289,8 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
       if (tops.size() > 1) {
         std::string names;
         for (auto& entry : tops) names += (names.empty() ? "" : ", ") + entry.first;
-        result.model.unresolved.push_back({"several module-level models (" + names + ")",
-                                           "chose '" + how + "'; pass --model to pick another", root->module->span});
+        result.model.notes.push_back("several module-level models (" + names + "): chose '" + how +
+                                     "'; pass --model to pick another");
       }
     } else {
       // 2. The nn.Module class no other class uses and whose constructor needs no arguments.
@@ -324,14 +324,26 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
         qualified.emplace_back(u->class_name, std::static_pointer_cast<InstanceObj>(v.obj));
       }
       if (!qualified.empty()) {
-        root = qualified.back().second;
-        how = qualified.back().first + "()";
+        // Several candidates: the one with the most parameters (a model, not a helper layer);
+        // ties go to the last defined.
+        size_t best = 0;
+        int64_t best_count = -1;
+        for (size_t q = 0; q < qualified.size(); ++q) {
+          int64_t count = 0;
+          for (auto& nt : named_tensors(*qualified[q].second, false))
+            if (nt.tensor->shape) count += nt.tensor->numel();
+          if (count >= best_count) {
+            best = q;
+            best_count = count;
+          }
+        }
+        root = qualified[best].second;
+        how = qualified[best].first + "()";
         if (qualified.size() > 1) {
           std::string names;
           for (auto& q : qualified) names += (names.empty() ? "" : ", ") + q.first;
-          result.model.unresolved.push_back({"several candidate root classes (" + names + ")",
-                                             "chose " + how + ", the last defined; pass --model to pick another",
-                                             root->cls->span});
+          result.model.notes.push_back("several candidate root classes (" + names + "): chose " + how +
+                                       ", the one with the most parameters; pass --model to pick another");
         }
       } else {
         result.error = "no model found: no nn.Module instance is assigned at module level, and no nn.Module class "

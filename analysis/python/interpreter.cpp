@@ -1015,11 +1015,7 @@ Value Interpreter::module_get(InstanceObj& m, const std::string& name, bool& fou
 Value Interpreter::instance_attribute(const Value& object, const std::string& name, const ir::Span& site) {
   auto* inst = static_cast<InstanceObj*>(object.obj.get());
   if (name == "__class__") return Value::object(inst->cls);
-  if (name == "__dict__") {
-    auto d = std::make_shared<DictObj>();
-    for (auto& [k, v] : inst->attributes) d->set(Value::str(k), v);
-    return Value::object(d);
-  }
+  if (name == "__dict__") return Value::object(inst->dict);
   // Data descriptors (properties) first, then the instance dict, then the class, then
   // nn.Module's registries (its __getattr__).
   if (const Value* p = inst->cls->lookup(name); p && p->kind == Value::Kind::Obj && p->obj->kind == ObjKind::Property) {
@@ -1043,8 +1039,23 @@ Value Interpreter::instance_attribute(const Value& object, const std::string& na
   return raise("AttributeError", "'" + inst->cls->name + "' object has no attribute '" + name + "'", site);
 }
 
+static bool user_defined(const ClassObj& cls, const std::string& name) {
+  const Value* v = cls.lookup(name);
+  return v && v->as<FunctionObj>();
+}
+
+Value Interpreter::generic_get_attribute(const Value& object, const std::string& name, const ir::Span& site) {
+  if (object.as<InstanceObj>()) return instance_attribute(object, name, site);
+  return get_attribute(object, name, site);
+}
+
 Value Interpreter::get_attribute(const Value& object, const std::string& name, const ir::Span& site) {
   if (object.is_unknown()) return object;
+  if (auto* inst = object.as<InstanceObj>(); inst && user_defined(*inst->cls, "__getattribute__")) {
+    bool found = false;
+    Value hook = class_attribute(inst->cls, &object, "__getattribute__", 0, site, found);
+    return call(hook, CallArgs{{Value::str(name)}, {}}, site);
+  }
   if (object.kind != Value::Kind::Obj) {
     std::string receiver = type_name(object);
     if (const NativeFn* fn = method(receiver, name)) return native(receiver + "." + name, *fn, object);
@@ -1177,6 +1188,16 @@ void Interpreter::module_set(InstanceObj& m, const std::string& name, Value valu
 }
 
 void Interpreter::set_attribute(const Value& object, const std::string& name, Value value, const ir::Span& site) {
+  if (auto* inst = object.as<InstanceObj>(); inst && user_defined(*inst->cls, "__setattr__")) {
+    bool found = false;
+    Value hook = class_attribute(inst->cls, &object, "__setattr__", 0, site, found);
+    call(hook, CallArgs{{Value::str(name), std::move(value)}, {}}, site);
+    return;
+  }
+  generic_set_attribute(object, name, std::move(value), site);
+}
+
+void Interpreter::generic_set_attribute(const Value& object, const std::string& name, Value value, const ir::Span& site) {
   if (object.is_unknown()) return;
   if (auto* inst = object.as<InstanceObj>()) {
     if (const Value* p = inst->cls->lookup(name); p && p->kind == Value::Kind::Obj && p->obj->kind == ObjKind::Property) {
@@ -1357,7 +1378,6 @@ Value Interpreter::eval_fstring(const Expr& e, Frame& frame) {
     }
     // Format spec: reuse str.format's implementation through the "str" method table.
     std::string fmt = "{" + spec + "}";
-    if (!fmt.empty() && fmt[1] != ':' && fmt[1] != '!') fmt = "{:" + spec + "}";
     if (const NativeFn* f = method("str", "format")) {
       CallArgs args{{v}, {}};
       Value formatted = (*f)(*this, Value::str(fmt), args, absolute(e.span, frame.unit));
@@ -1515,7 +1535,10 @@ std::optional<bool> Interpreter::truth(const Value& v) {
   if (auto* d = v.as<DictObj>()) return !d->entries.empty();
   if (v.obj->kind == ObjKind::Set) return !static_cast<DictObj*>(v.obj.get())->entries.empty();
   if (auto* r = v.as<RangeObj>()) return r->size() > 0;
-  if (v.as<TensorObj>()) return std::nullopt;
+  if (auto* t = v.as<TensorObj>()) {
+    if (t->values && t->values->size() == 1) return (*t->values)[0] != 0;
+    return std::nullopt;
+  }
   if (auto* inst = v.as<InstanceObj>()) {
     bool found = false;
     Value len = class_attribute(inst->cls, &v, "__len__", 0, {}, found);
@@ -1594,7 +1617,13 @@ Value Interpreter::unary(const std::string& op, const Value& v, const ir::Span& 
     return Value::boolean(!*t);
   }
   if (v.is_unknown()) return v;
-  if (v.as<TensorObj>()) return v;
+  if (v.as<TensorObj>()) {
+    if (const NativeFn* f = method("tensor", "__unary__")) {
+      CallArgs args{{v, Value::str(op)}, {}};
+      return (*f)(*this, v, args, site);
+    }
+    return v;
+  }
   if (op == "-") {
     if (v.kind == Value::Kind::Float) return Value::floating(-v.f);
     if (v.is_int()) return Value::integer(-v.as_int());
@@ -1642,6 +1671,7 @@ Value Interpreter::compare(const std::string& op, const Value& a, const Value& b
     }
     return Value::boolean(op == "in" ? *found : !*found);
   }
+  if (a.as<TensorObj>() || b.as<TensorObj>()) return binary(op, a, b, site);
   if (auto* u = first_unknown({&a, &b})) return *u;
   if (op == "==" || op == "!=") {
     auto e = equal(a, b);
@@ -1678,7 +1708,6 @@ Value Interpreter::compare(const std::string& op, const Value& a, const Value& b
 }
 
 Value Interpreter::binary(const std::string& op, const Value& a, const Value& b, const ir::Span& site) {
-  if (auto* u = first_unknown({&a, &b})) return *u;
   if (a.as<TensorObj>() || b.as<TensorObj>()) {
     if (const NativeFn* f = method("tensor", "__binary__")) {
       CallArgs args{{a, b, Value::str(op)}, {}};
@@ -1686,6 +1715,7 @@ Value Interpreter::binary(const std::string& op, const Value& a, const Value& b,
     }
     return unknown("tensor arithmetic", site);
   }
+  if (auto* u = first_unknown({&a, &b})) return *u;
   if (a.is_number() && b.is_number()) {
     bool floats = a.kind == Value::Kind::Float || b.kind == Value::Kind::Float;
     if (op == "/") {
@@ -1803,6 +1833,25 @@ std::optional<std::vector<Value>> Interpreter::iterate(const Value& v, const ir:
     std::vector<Value> out;
     out.reserve(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) out.push_back(Value::integer(r->start + i * r->step));
+    return out;
+  }
+  if (auto* t = v.as<TensorObj>(); t && t->shape && !t->shape->empty()) {
+    int64_t n = (*t->shape)[0];
+    if (n > limits_.max_loop_iterations) {
+      if (why) *why = unknown("tensor of " + std::to_string(n) + " rows is beyond the iteration limit", site);
+      return std::nullopt;
+    }
+    std::vector<int64_t> row_shape(t->shape->begin() + 1, t->shape->end());
+    int64_t row = 1;
+    for (auto d : row_shape) row *= d;
+    std::vector<Value> out;
+    for (int64_t i = 0; i < n; ++i) {
+      auto r = new_tensor(row_shape, site);
+      r->dtype = t->dtype;
+      if (t->values && static_cast<int64_t>(t->values->size()) == n * row)
+        r->values = std::vector<double>(t->values->begin() + i * row, t->values->begin() + (i + 1) * row);
+      out.push_back(Value::object(r));
+    }
     return out;
   }
   if (auto* inst = v.as<InstanceObj>()) {

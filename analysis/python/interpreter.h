@@ -64,6 +64,9 @@ class Interpreter {
   Value call(const Value& callee, CallArgs args, const ir::Span& site);
   Value get_attribute(const Value& object, const std::string& name, const ir::Span& site);
   void set_attribute(const Value& object, const std::string& name, Value value, const ir::Span& site);
+  // object.__getattribute__ / object.__setattr__: attribute access without user overrides.
+  Value generic_get_attribute(const Value& object, const std::string& name, const ir::Span& site);
+  void generic_set_attribute(const Value& object, const std::string& name, Value value, const ir::Span& site);
   // nullopt: truth value unknown
   std::optional<bool> truth(const Value& v);
   // nullopt: not iterable here (the Unknown to propagate is written to *why)

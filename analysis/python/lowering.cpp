@@ -705,6 +705,7 @@ void Lowerer::string_parts(TSNode n, Expr& fstring, std::string& literal, bool& 
         if (!literal.empty()) {
           auto lit = make(ExprKind::Str, c, literal);
           fstring.items.push_back(std::move(lit));
+          fstring.ops.emplace_back("\x01");  // marker: a literal part
           literal.clear();
         }
         TSNode inner = ts_node_named_child(c, 0);
@@ -712,7 +713,14 @@ void Lowerer::string_parts(TSNode n, Expr& fstring, std::string& literal, bool& 
         // Keep a format spec (`:.2f`) or conversion (`!r`) as a trailing Str in `ops`.
         uint32_t k = ts_node_named_child_count(c);
         std::string spec;
-        for (uint32_t j = 1; j < k; ++j) spec += text(ts_node_named_child(c, j));
+        for (uint32_t j = 1; j < k; ++j) {
+          TSNode part = ts_node_named_child(c, j);
+          std::string t = text(part);
+          bool conversion = std::strcmp(ts_node_type(part), "type_conversion") == 0;
+          if (conversion && (t.empty() || t[0] != '!')) t = "!" + t;
+          if (!conversion && (t.empty() || t[0] != ':')) t = ":" + t;
+          spec += t;
+        }
         fstring.items.push_back(std::move(part));
         fstring.ops.push_back(spec);
         break;
@@ -743,18 +751,8 @@ ExprPtr Lowerer::string_literal(TSNode n) {
   if (!literal.empty()) {
     auto lit = make(ExprKind::Str, n, literal);
     f->items.push_back(std::move(lit));
+    f->ops.emplace_back("\x01");
   }
-  // ops holds one spec per interpolation; literal Str parts have none, so rebuild aligned specs.
-  std::vector<std::string> specs;
-  size_t next_spec = 0;
-  for (auto& item : f->items) {
-    if (item->kind == ExprKind::Str && next_spec <= f->ops.size()) {
-      specs.emplace_back("\x01");  // marker: literal part
-    } else {
-      specs.push_back(next_spec < f->ops.size() ? f->ops[next_spec++] : "");
-    }
-  }
-  f->ops = std::move(specs);
   return f;
 }
 
@@ -811,12 +809,17 @@ ExprPtr Lowerer::comprehension(ExprKind kind, TSNode n) {
     if (type(c) == T::ForInClause) {
       Comprehension comp;
       comp.target = expression(field(c, sym_.left));
-      // `for x in a, b` iterates a tuple: collect every `right` child.
+      // `for x in a, b` iterates a tuple: every named child after the `in` token.
       std::vector<TSNode> rights;
+      bool after_in = false;
       uint32_t cc = ts_node_child_count(c);
       for (uint32_t j = 0; j < cc; ++j) {
-        const char* fname = ts_node_field_name_for_child(c, j);
-        if (fname && std::strcmp(fname, "right") == 0) rights.push_back(ts_node_child(c, j));
+        TSNode k = ts_node_child(c, j);
+        if (!ts_node_is_named(k)) {
+          if (std::strcmp(ts_node_type(k), "in") == 0) after_in = true;
+          continue;
+        }
+        if (after_in && type(k) != T::Comment) rights.push_back(k);
       }
       if (rights.size() == 1) {
         comp.iter = expression(rights[0]);
@@ -863,12 +866,16 @@ ExprPtr Lowerer::slice(TSNode n) {
 
 ExprPtr Lowerer::subscript(TSNode n) {
   auto e = make(ExprKind::Subscript, n);
-  e->items.push_back(expression(field(n, sym_.value)));
+  TSNode value = field(n, sym_.value);
+  e->items.push_back(expression(value));
+  // Every named child after the value is an index (ts_node_field_name_for_child is unreliable
+  // in libtree-sitter 0.20.7, so fields are not used here).
   std::vector<TSNode> subs;
-  uint32_t count = ts_node_child_count(n);
+  uint32_t count = ts_node_named_child_count(n);
   for (uint32_t i = 0; i < count; ++i) {
-    const char* fname = ts_node_field_name_for_child(n, i);
-    if (fname && std::strcmp(fname, "subscript") == 0) subs.push_back(ts_node_child(n, i));
+    TSNode c = ts_node_named_child(n, i);
+    if (ts_node_eq(c, value) || type(c) == T::Comment) continue;
+    subs.push_back(c);
   }
   auto index_of = [&](TSNode s) { return type(s) == T::Slice ? slice(s) : expression(s); };
   if (subs.size() == 1) {
@@ -934,19 +941,27 @@ ExprPtr Lowerer::expression_inner(TSNode n) {
     case T::ComparisonOperator: {
       auto e = make(ExprKind::Compare, n);
       uint32_t count = ts_node_child_count(n);
+      std::string pending;
       for (uint32_t i = 0; i < count; ++i) {
         TSNode c = ts_node_child(n, i);
-        const char* fname = ts_node_field_name_for_child(n, i);
-        if (fname && std::strcmp(fname, "operators") == 0) {
-          std::string op = ts_node_is_named(c) ? text(c) : ts_node_type(c);
-          // "not in" / "is not" arrive as one aliased node whose text may hold extra spaces.
-          if (op.rfind("not", 0) == 0 && op.find("in") != std::string::npos) op = "not in";
-          else if (op.rfind("is", 0) == 0 && op.find("not") != std::string::npos) op = "is not";
-          e->ops.push_back(op);
-        } else if (ts_node_is_named(c) && type(c) != T::Comment) {
+        if (ts_node_is_named(c)) {
+          if (type(c) == T::Comment) continue;
+          if (!pending.empty()) {
+            e->ops.push_back(pending);
+            pending.clear();
+          }
           e->items.push_back(expression(c));
+        } else {
+          // "not in" and "is not" may arrive as one aliased token or as two tokens.
+          std::string tok = text(c);
+          std::string norm;
+          for (char ch : tok)
+            if (!isspace(static_cast<unsigned char>(ch)) || (!norm.empty() && norm.back() != ' ')) norm.push_back(isspace(static_cast<unsigned char>(ch)) ? ' ' : ch);
+          while (!norm.empty() && norm.back() == ' ') norm.pop_back();
+          pending = pending.empty() ? norm : pending + " " + norm;
         }
       }
+      if (e->ops.size() + 1 != e->items.size()) return unsupported(n, "malformed comparison");
       return e;
     }
     case T::ConditionalExpression: {

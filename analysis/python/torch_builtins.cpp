@@ -3,7 +3,9 @@
 // the containers, nn.Module's methods, nn.init, dtypes, and tensor factories with shapes.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <set>
 
 #include "python/interpreter.h"
 #include "python/module_tree.h"
@@ -102,13 +104,40 @@ Value new_param(Interpreter& in, std::vector<Value> dims, const ir::Span& site, 
   return Value::object(t);
 }
 
-Value new_buffer_tensor(Interpreter& in, std::vector<Value> dims, const ir::Span& site, const std::string& dtype) {
+constexpr int64_t kMaxTrackedValues = 65536;
+
+Value new_buffer_tensor(Interpreter& in, std::vector<Value> dims, const ir::Span& site, const std::string& dtype,
+                        std::optional<double> fill = std::nullopt) {
   Value why;
   auto shape = dims_of(dims, &why);
   auto t = in.new_tensor(shape, site, false);
   if (!dtype.empty()) t->dtype = dtype;
   if (!shape) t->why = why.unknown;
+  else if (fill && t->numel() <= kMaxTrackedValues) t->values = std::vector<double>(static_cast<size_t>(t->numel()), *fill);
   return Value::object(t);
+}
+
+// Known values are kept at the tensor's precision, so .item() answers as PyTorch would.
+void round_to_dtype(std::vector<double>& values, const std::string& dtype) {
+  if (dtype == "float32")
+    for (auto& v : values) v = static_cast<double>(static_cast<float>(v));
+}
+
+Value tensor_with_values(Interpreter& in, std::vector<int64_t> shape, std::vector<double> values, const std::string& dtype,
+                         const ir::Span& site) {
+  auto t = in.new_tensor(std::move(shape), site, false);
+  t->dtype = dtype;
+  round_to_dtype(values, dtype);
+  if (static_cast<int64_t>(values.size()) <= kMaxTrackedValues) t->values = std::move(values);
+  return Value::object(t);
+}
+
+bool is_integral_dtype(const std::string& d) { return d.rfind("int", 0) == 0 || d == "uint8" || d == "bool"; }
+
+Value scalar_of(const TensorObj& t, double v) {
+  if (t.dtype == "bool") return Value::boolean(v != 0);
+  if (is_integral_dtype(t.dtype)) return Value::integer(static_cast<int64_t>(v));
+  return Value::floating(v);
 }
 
 // The n-tuple a conv's kernel_size / stride / padding argument means.
@@ -252,7 +281,25 @@ Value tensor_index(Interpreter& in, const TensorObj& t, const Value& index, cons
     return tensor_like(in, t, std::nullopt, site);  // advanced indexing: shape depends on values
   }
   while (dim < shape.size()) out.push_back(shape[dim++]);
-  return tensor_like(in, t, out, site);
+  Value result = tensor_like(in, t, out, site);
+  if (auto* sl = items.size() == 1 ? items[0].as<SliceObj>() : nullptr; sl && t.values && !shape.empty() && !out.empty()) {
+    int64_t n = shape[0];
+    int64_t row = n ? static_cast<int64_t>(t.values->size()) / n : 0;
+    int64_t step = sl->step.is_int() ? sl->step.as_int() : 1;
+    int64_t lo = sl->lower.is_none() ? 0 : std::clamp(norm_dim(sl->lower.as_int(), static_cast<size_t>(n)), int64_t{0}, n);
+    std::vector<double> vals;
+    for (int64_t k = 0; k < out[0]; ++k)
+      vals.insert(vals.end(), t.values->begin() + (lo + k * step) * row, t.values->begin() + (lo + k * step + 1) * row);
+    result.as<TensorObj>()->values = std::move(vals);
+  }
+  if (t.values && items.size() == 1 && items[0].is_int() && !shape.empty()) {
+    int64_t n = shape[0], i = items[0].as_int();
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) return in.raise("IndexError", "index out of range", site);
+    int64_t row = n ? static_cast<int64_t>(t.values->size()) / n : 0;
+    result.as<TensorObj>()->values = std::vector<double>(t.values->begin() + i * row, t.values->begin() + (i + 1) * row);
+  }
+  return result;
 }
 
 // Tensor methods that keep the shape (in-place initialisers, casts, elementwise maths).
@@ -292,7 +339,19 @@ Value tensor_method(Interpreter& in, const std::string& name, const Value& self,
     for (auto d : *shape) n *= d;
     return Value::integer(n);
   }
-  if (name == "item" || name == "tolist") return in.unknown("tensor values are not known statically", site);
+  if (name == "item") {
+    if (t->values && t->values->size() == 1) return scalar_of(*t, (*t->values)[0]);
+    return in.unknown("tensor values are not known statically", site);
+  }
+  if (name == "tolist") {
+    if (t->values && shape && shape->size() <= 1) {
+      if (shape->empty()) return scalar_of(*t, (*t->values)[0]);
+      std::vector<Value> out;
+      for (double v : *t->values) out.push_back(scalar_of(*t, v));
+      return make_list(std::move(out));
+    }
+    return in.unknown("tensor values are not known statically", site);
+  }
   if (name == "view" || name == "reshape") {
     if (!shape) return unknown_shape();
     if (!a.positional.empty() && a.positional[0].as<DtypeObj>()) return unknown_shape();
@@ -380,9 +439,16 @@ Value tensor_method(Interpreter& in, const std::string& name, const Value& self,
     return in.unknown("tensor splitting is analysed by the dataflow front end", site);
   for (const char* keep : kShapePreserving)
     if (name == keep) {
-      if (name.back() == '_' && name != "requires_grad_") return self;  // in place: the same tensor
       if (name == "requires_grad_") return self;
+      if (name.back() == '_') {  // in place: the same tensor, its values now unknown
+        t->values.reset();
+        return self;
+      }
       Value r = tensor_like(in, *t, shape, site);
+      static const std::set<std::string> casts = {"clone", "detach", "contiguous", "float", "half", "bfloat16",
+                                                  "double", "int", "long", "bool", "cpu", "cuda", "to", "type",
+                                                  "pin_memory", "type_as"};
+      if (casts.count(name) && t->values) r.as<TensorObj>()->values = t->values;
       const Value* dtype = a.positional.empty() ? a.keyword("dtype") : &a.positional[0];
       if (dtype && dtype->as<DtypeObj>()) r.as<TensorObj>()->dtype = dtype->as<DtypeObj>()->name;
       if (name == "float") r.as<TensorObj>()->dtype = "float32";
@@ -426,6 +492,12 @@ void install_torch(Interpreter& in) {
       return in.unknown(name + "() depends on the machine the script runs on", site);
     });
   }
+  in.define_native("torch.Size", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.empty()) return make_tuple({});
+    Value why;
+    auto items = in.iterate(a.positional[0], site, &why);
+    return items ? make_tuple(std::move(*items)) : why;
+  });
   in.define_native("torch.device", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     return a.positional.empty() ? in.unknown("device", site) : a.positional[0];
   });
@@ -435,8 +507,8 @@ void install_torch(Interpreter& in) {
 
   // --- tensors ---
   auto tensor_class = in.make_builtin_class("torch.Tensor", {}, nullptr);
-  auto factory = [](bool like) {
-    return [like](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+  auto factory = [](bool like, std::optional<double> fill = std::nullopt) {
+    return [like, fill](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
       std::vector<Value> dims = a.positional;
       std::string dtype;
       if (const Value* d = a.keyword("dtype")) dtype = dtype_name(*d);
@@ -449,10 +521,12 @@ void install_torch(Interpreter& in) {
         if (!dtype.empty()) r.as<TensorObj>()->dtype = dtype;
         return r;
       }
-      return new_buffer_tensor(in, dims, site, dtype);
+      return new_buffer_tensor(in, dims, site, dtype, fill);
     };
   };
-  for (const char* n : {"zeros", "ones", "empty", "randn", "rand"}) in.define_native(std::string("torch.") + n, factory(false));
+  in.define_native("torch.zeros", factory(false, 0.0));
+  in.define_native("torch.ones", factory(false, 1.0));
+  for (const char* n : {"empty", "randn", "rand"}) in.define_native(std::string("torch.") + n, factory(false));
   for (const char* n : {"zeros_like", "ones_like", "empty_like", "randn_like", "rand_like", "full_like"})
     in.define_native(std::string("torch.") + n, factory(true));
   tensor_class->native_new = [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
@@ -467,7 +541,10 @@ void install_torch(Interpreter& in) {
     const Value* size = argument(a, 0, "size");
     if (!size) return in.raise("TypeError", "full() missing size", site);
     const Value* d = a.keyword("dtype");
-    return new_buffer_tensor(in, {*size}, site, d ? dtype_name(*d) : "");
+    const Value* v = argument(a, 1, "fill_value");
+    std::optional<double> fill;
+    if (v && v->is_number()) fill = v->as_float();
+    return new_buffer_tensor(in, {*size}, site, d ? dtype_name(*d) : "", fill);
   });
   in.define_native("torch.randint", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     const Value* size = a.keyword("size");
@@ -493,12 +570,23 @@ void install_torch(Interpreter& in) {
     bool floating = false;
     for (auto& v : a.positional) floating |= v.kind == Value::Kind::Float;
     const Value* d = a.keyword("dtype");
-    return new_buffer_tensor(in, {Value::integer(n)}, site, d ? dtype_name(*d) : floating ? "float32" : "int64");
+    std::vector<double> values;
+    if (n <= kMaxTrackedValues)
+      for (int64_t i = 0; i < n; ++i) values.push_back(start + static_cast<double>(i) * step);
+    return tensor_with_values(in, {n}, std::move(values), d ? dtype_name(*d) : floating ? "float32" : "int64", site);
   });
   in.define_native("torch.linspace", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    const Value* start = argument(a, 0, "start");
+    const Value* end = argument(a, 1, "end");
     const Value* steps = argument(a, 2, "steps");
     if (!steps) return in.raise("TypeError", "linspace() missing steps", site);
-    return new_buffer_tensor(in, {*steps}, site, "");
+    if (!steps->is_int() || !start || !end || !start->is_number() || !end->is_number())
+      return new_buffer_tensor(in, {*steps}, site, "");
+    int64_t n = steps->as_int();
+    std::vector<double> values;
+    for (int64_t i = 0; i < n && n <= kMaxTrackedValues; ++i)
+      values.push_back(n == 1 ? start->as_float() : start->as_float() + (end->as_float() - start->as_float()) * static_cast<double>(i) / static_cast<double>(n - 1));
+    return tensor_with_values(in, {n}, std::move(values), "float32", site);
   });
   in.define("torch.logspace", *in.builtin("torch.linspace"));
   in.define_native("torch.eye", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
@@ -510,15 +598,32 @@ void install_torch(Interpreter& in) {
     if (a.positional.empty()) return in.raise("TypeError", "tensor() missing data", site);
     std::vector<Value> dims;
     Value v = a.positional[0];
-    if (auto* t = v.as<TensorObj>()) return tensor_like(in, *t, t->shape, site);
+    const Value* d = a.keyword("dtype");
+    if (auto* t = v.as<TensorObj>()) {
+      Value r = tensor_like(in, *t, t->shape, site);
+      r.as<TensorObj>()->values = t->values;
+      return r;
+    }
     while (auto* l = TupleView::of(v)) {
       dims.push_back(Value::integer(static_cast<int64_t>(l->items.size())));
       if (l->items.empty()) break;
       v = l->items[0];
     }
     if (v.is_unknown()) return new_buffer_tensor(in, {v}, site, "");
-    const Value* d = a.keyword("dtype");
-    return new_buffer_tensor(in, dims, site, d ? dtype_name(*d) : v.kind == Value::Kind::Float ? "float32" : "int64");
+    // Flatten the (nested) list of numbers or 0-d tensors to know the values.
+    std::vector<double> values;
+    bool known = true, floating = v.kind == Value::Kind::Float || (v.as<TensorObj>() && !is_integral_dtype(v.as<TensorObj>()->dtype));
+    std::function<void(const Value&)> flatten = [&](const Value& x) {
+      if (auto* l = TupleView::of(x)) { for (auto& item : l->items) flatten(item); return; }
+      if (x.is_number()) { values.push_back(x.as_float()); floating |= x.kind == Value::Kind::Float; return; }
+      if (auto* t = x.as<TensorObj>(); t && t->values && t->values->size() == 1) { values.push_back((*t->values)[0]); return; }
+      known = false;
+    };
+    flatten(a.positional[0]);
+    Value r = new_buffer_tensor(in, dims, site, d ? dtype_name(*d) : floating ? "float32" : "int64");
+    if (known && r.as<TensorObj>()->shape && static_cast<int64_t>(values.size()) == r.as<TensorObj>()->numel())
+      r.as<TensorObj>()->values = std::move(values);
+    return r;
   };
   in.define_native("torch.tensor", from_data);
   in.define_native("torch.as_tensor", from_data);
@@ -573,8 +678,53 @@ void install_torch(Interpreter& in) {
                         "log1p", "softmax", "gelu", "silu", "flip", "roll", "cumsum", "sign", "round", "floor", "ceil"}) {
     std::string name = n;
     in.define_native("torch." + name, [name](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      if (name == "where" && a.positional.size() == 3) {
+        // where(cond, x, y): the broadcast shape, and values when all three are known.
+        std::optional<std::vector<int64_t>> shape = std::vector<int64_t>{};
+        std::vector<const std::vector<double>*> vals;
+        std::vector<double> scalars(3);
+        const TensorObj* any = nullptr;
+        for (size_t k = 0; k < 3; ++k) {
+          const Value& v = a.positional[k];
+          if (auto* t = v.as<TensorObj>()) {
+            if (k > 0 && !any) any = t;
+            if (!t->shape || !shape) { shape.reset(); continue; }
+            shape = broadcast(*shape, *t->shape);
+            vals.push_back(t->values ? &*t->values : nullptr);
+          } else if (v.is_number()) {
+            scalars[k] = v.as_float();
+            vals.push_back(nullptr);
+          } else {
+            shape.reset();
+          }
+        }
+        if (!any) any = a.positional[0].as<TensorObj>();
+        if (!any) return in.unknown("torch.where of unknown values", site);
+        Value r = tensor_like(in, *any, shape, site);
+        auto* rt = r.as<TensorObj>();
+        if (rt->shape && vals.size() == 3) {
+          size_t n = static_cast<size_t>(rt->numel());
+          std::vector<double> out(n);
+          bool ok = true;
+          for (size_t i = 0; i < n && ok; ++i) {
+            double parts[3];
+            for (size_t k = 0; k < 3; ++k) {
+              if (auto* t = a.positional[k].as<TensorObj>()) {
+                if (!vals[k] || (vals[k]->size() != n && vals[k]->size() != 1)) { ok = false; break; }
+                parts[k] = (*vals[k])[vals[k]->size() == 1 ? 0 : i];
+                (void)t;
+              } else {
+                parts[k] = scalars[k];
+              }
+            }
+            if (ok) out[i] = parts[0] != 0 ? parts[1] : parts[2];
+          }
+          if (ok) rt->values = std::move(out);
+        }
+        return r;
+      }
       for (auto& v : a.positional)
-        if (auto* t = v.as<TensorObj>()) return tensor_like(in, *t, name == "where" ? std::nullopt : t->shape, site);
+        if (auto* t = v.as<TensorObj>()) return tensor_like(in, *t, t->shape, site);
       if (!a.positional.empty() && a.positional[0].is_number()) return in.unknown("torch." + name + "() of a number", site);
       return in.unknown("torch." + name + "() of unknown values", site);
     });
@@ -608,15 +758,73 @@ void install_torch(Interpreter& in) {
     auto* ty = y.as<TensorObj>();
     const TensorObj& base = tx ? *tx : *ty;
     if (op == "@") return tensor_like(in, base, std::nullopt, site);
+    std::optional<std::vector<int64_t>> shape;
     if (tx && ty) {
       if (!tx->shape || !ty->shape) return tensor_like(in, base, std::nullopt, site);
-      auto s = broadcast(*tx->shape, *ty->shape);
-      if (!s) return in.raise("RuntimeError", "shapes cannot be broadcast", site);
-      return tensor_like(in, base, s, site);
+      shape = broadcast(*tx->shape, *ty->shape);
+      if (!shape) return in.raise("RuntimeError", "shapes cannot be broadcast", site);
+    } else {
+      const Value& other = tx ? y : x;
+      if (!other.is_number() && !other.is_unknown())
+        return in.raise("TypeError", "unsupported operand for tensor " + op + ": '" + type_name(other) + "'", site);
+      shape = base.shape;
     }
-    const Value& other = tx ? y : x;
-    if (other.is_number() || other.is_unknown()) return tensor_like(in, base, base.shape, site);
-    return in.raise("TypeError", "unsupported operand for tensor " + op + ": '" + type_name(other) + "'", site);
+    Value result = tensor_like(in, base, shape, site);
+    auto* r = result.as<TensorObj>();
+    static const std::set<std::string> comparisons = {"<", "<=", ">", ">=", "==", "!="};
+    bool compare = comparisons.count(op) > 0;
+    if (compare) r->dtype = "bool";
+    else if (op == "/" && is_integral_dtype(r->dtype)) r->dtype = "float32";
+    else if ((tx && !ty && y.kind == Value::Kind::Float) || (ty && !tx && x.kind == Value::Kind::Float))
+      if (is_integral_dtype(r->dtype)) r->dtype = "float32";
+    // Elementwise values when both sides are known and one of them is a scalar or they match.
+    auto values_of = [](const Value& v, const TensorObj* t) -> std::optional<std::vector<double>> {
+      if (t) return t->values;
+      if (v.is_number()) return std::vector<double>{v.as_float()};
+      return std::nullopt;
+    };
+    auto xv = values_of(x, tx), yv = values_of(y, ty);
+    if (r->shape && xv && yv) {
+      size_t n = static_cast<size_t>(r->numel());
+      if ((xv->size() == n || xv->size() == 1) && (yv->size() == n || yv->size() == 1)) {
+        std::vector<double> out(n);
+        bool integral = is_integral_dtype(r->dtype) && !compare;
+        for (size_t i = 0; i < n; ++i) {
+          double p = (*xv)[xv->size() == 1 ? 0 : i], q = (*yv)[yv->size() == 1 ? 0 : i], v = 0;
+          if (op == "+") v = p + q;
+          else if (op == "-") v = p - q;
+          else if (op == "*") v = p * q;
+          else if (op == "/") v = p / q;
+          else if (op == "//") v = std::floor(p / q);
+          else if (op == "%") v = p - std::floor(p / q) * q;
+          else if (op == "**") v = std::pow(p, q);
+          else if (op == "<") v = p < q;
+          else if (op == "<=") v = p <= q;
+          else if (op == ">") v = p > q;
+          else if (op == ">=") v = p >= q;
+          else if (op == "==") v = p == q;
+          else if (op == "!=") v = p != q;
+          else if (op == "&") v = (p != 0) && (q != 0);
+          else if (op == "|") v = (p != 0) || (q != 0);
+          else { out.clear(); break; }
+          out[i] = integral ? std::trunc(v) : v;
+        }
+        round_to_dtype(out, r->dtype);
+        if (!out.empty()) r->values = std::move(out);
+      }
+    }
+    return result;
+  });
+  in.define_method("tensor", "__unary__", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+    auto* t = self.as<TensorObj>();
+    Value r = tensor_like(in, *t, t->shape, site);
+    const std::string& op = a.positional[1].s;
+    if (t->values) {
+      std::vector<double> v = *t->values;
+      for (auto& x : v) x = op == "-" ? -x : op == "~" ? (t->dtype == "bool" ? (x == 0) : -x - 1) : x;
+      r.as<TensorObj>()->values = std::move(v);
+    }
+    return r;
   });
   static const char* kMethods[] = {
       "size", "dim", "ndimension", "numel", "nelement", "item", "tolist", "view", "reshape", "unsqueeze", "squeeze",
@@ -710,6 +918,64 @@ void install_torch(Interpreter& in) {
     for (size_t i = 2; i < t->shape->size(); ++i) field *= (*t->shape)[i];
     return make_tuple({Value::integer((*t->shape)[1] * field), Value::integer((*t->shape)[0] * field)});
   });
+
+  // --- torch.nn.utils reparametrisations that rename parameters ---
+  in.define_native("torch.nn.utils.weight_norm", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    Bound b;
+    if (!bind_args(in, "weight_norm", {{"module", std::nullopt}, {"name", Value::str("weight")}, {"dim", Value::integer(0)}}, a, b, site))
+      return Value::none();
+    auto* m = instance(b["module"]);
+    if (!m || !m->module || !b["name"].is_str()) return b["module"];
+    const std::string name = b["name"].s;
+    auto* slot = ModuleData::find(m->module->parameters, name);
+    if (!slot || !*slot) return in.raise("AttributeError", "module has no parameter '" + name + "'", site);
+    auto weight = *slot;
+    auto& params = m->module->parameters;
+    params.erase(std::remove_if(params.begin(), params.end(), [&](auto& kv) { return kv.first == name; }), params.end());
+    std::optional<std::vector<int64_t>> g_shape;
+    if (weight->shape) {
+      g_shape = std::vector<int64_t>(weight->shape->size(), 1);
+      if (b["dim"].is_none()) g_shape = std::vector<int64_t>{};
+      else if (b["dim"].is_int()) {
+        int64_t d = norm_dim(b["dim"].as_int(), weight->shape->size());
+        if (d >= 0 && d < static_cast<int64_t>(weight->shape->size())) (*g_shape)[d] = (*weight->shape)[d];
+      }
+    }
+    auto g = in.new_tensor(g_shape, weight->span, true);
+    auto v = in.new_tensor(weight->shape, weight->span, true);
+    g->dtype = v->dtype = weight->dtype;
+    params.emplace_back(name + "_g", g);
+    params.emplace_back(name + "_v", v);
+    return b["module"];
+  });
+  in.define_native("torch.nn.utils.spectral_norm", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    Bound b;
+    if (!bind_args(in, "spectral_norm", {{"module", std::nullopt}, {"name", Value::str("weight")}, {"n_power_iterations", Value::integer(1)},
+                                         {"eps", Value::floating(1e-12)}, {"dim", Value::none()}}, a, b, site))
+      return Value::none();
+    auto* m = instance(b["module"]);
+    if (!m || !m->module || !b["name"].is_str()) return b["module"];
+    const std::string name = b["name"].s;
+    auto* slot = ModuleData::find(m->module->parameters, name);
+    if (!slot || !*slot) return in.raise("AttributeError", "module has no parameter '" + name + "'", site);
+    auto weight = *slot;
+    auto& params = m->module->parameters;
+    params.erase(std::remove_if(params.begin(), params.end(), [&](auto& kv) { return kv.first == name; }), params.end());
+    params.emplace_back(name + "_orig", weight);
+    m->set_attribute(name, Value::object(weight));
+    int64_t dim = b["dim"].is_int() ? b["dim"].as_int()
+                  : (m->cls->name.rfind("ConvTranspose", 0) == 0 ? 1 : 0);
+    std::optional<std::vector<int64_t>> u_shape, v_shape;
+    if (weight->shape && !weight->shape->empty()) {
+      int64_t h = (*weight->shape)[norm_dim(dim, weight->shape->size())];
+      u_shape = std::vector<int64_t>{h};
+      v_shape = std::vector<int64_t>{h ? weight->numel() / h : 0};
+    }
+    register_buffer(b["module"], name + "_u", in.new_tensor(u_shape, weight->span), true);
+    register_buffer(b["module"], name + "_v", in.new_tensor(v_shape, weight->span), true);
+    return b["module"];
+  });
+  in.define("torch.nn.utils.parametrizations", in.namespace_value("torch.nn.utils.parametrizations"));
 
   // --- nn.functional: values usable as activations; calling them yields a tensor of unknown shape ---
   for (const char* n : {"relu", "relu_", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout",
@@ -944,9 +1210,14 @@ void install_torch(Interpreter& in) {
     Value self = self_of(a);
     const Value* values = argument(a, 0, "parameters");
     if (values && !values->is_none())
-      if (auto* d = values->as<DictObj>())
-        for (auto& [k, p] : d->entries)
+      if (auto* d = values->as<DictObj>()) {
+        // torch 1.13 keeps an OrderedDict's order but sorts a plain dict's keys.
+        auto entries = d->entries;
+        if (!d->ordered)
+          std::stable_sort(entries.begin(), entries.end(), [](auto& x, auto& y) { return key_of(x.first) < key_of(y.first); });
+        for (auto& [k, p] : entries)
           if (k.is_str()) register_param(in, self, k.s, p, site);
+      }
     return Value::none();
   });
   auto children_of = [](const Value& self) {
@@ -1021,6 +1292,15 @@ void install_torch(Interpreter& in) {
       return in.instantiate(module_list_ref.lock(), Args{{make_list(chosen)}, {}}, site);
     }
     return index_into(in, children_of(self), index, site);
+  });
+  set_method(module_list, "__add__", [children_of, module_list_ref](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.size() != 2) return in.raise("TypeError", "__add__ takes one operand", site);
+    auto items = children_of(a.positional[0]);
+    Value why;
+    auto more = in.iterate(a.positional[1], site, &why);
+    if (!more) return why.is_unknown() ? why : in.unknown("ModuleList + non-iterable", site);
+    items.insert(items.end(), more->begin(), more->end());
+    return in.instantiate(module_list_ref.lock(), Args{{make_list(items)}, {}}, site);
   });
   set_method(module_list, "__setitem__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     Value self = self_of(a);

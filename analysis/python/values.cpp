@@ -63,22 +63,6 @@ bool ClassObj::derives_from(const ClassObj* other) const {
   return false;
 }
 
-void InstanceObj::set_attribute(const std::string& name, Value v) {
-  if (Value* slot = find_attribute(name)) {
-    *slot = std::move(v);
-    return;
-  }
-  attributes.emplace_back(name, std::move(v));
-}
-
-void InstanceObj::erase_attribute(const std::string& name) {
-  for (auto it = attributes.begin(); it != attributes.end(); ++it)
-    if (it->first == name) {
-      attributes.erase(it);
-      return;
-    }
-}
-
 std::string key_of(const Value& v) {
   switch (v.kind) {
     case Value::Kind::None: return "N";

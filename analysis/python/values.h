@@ -94,6 +94,7 @@ struct DictObj : Object {
   explicit DictObj(bool set = false) : Object(set ? ObjKind::Set : ObjKind::Dict) {}
   std::vector<std::pair<Value, Value>> entries;
   std::unordered_map<std::string, size_t> index;
+  bool ordered = false;  // made by collections.OrderedDict (torch treats it differently from dict)
   const Value* find(const Value& key) const;
   void set(const Value& key, Value value);
   bool erase(const Value& key);
@@ -199,18 +200,17 @@ struct ClassObj : Object {
 
 struct InstanceObj : Object {
   static constexpr ObjKind kKind = ObjKind::Instance;
-  InstanceObj() : Object(ObjKind::Instance) {}
+  InstanceObj() : Object(ObjKind::Instance), dict(std::make_shared<DictObj>()) {}
   std::shared_ptr<ClassObj> cls;
-  std::vector<std::pair<std::string, Value>> attributes;  // instance __dict__, insertion order
-  std::unique_ptr<ModuleData> module;                     // set for nn.Module instances
+  std::shared_ptr<DictObj> dict;        // the instance __dict__ (live: `obj.__dict__.update(...)` works)
+  std::shared_ptr<DictObj> dict_items;  // storage of instances of dict subclasses
+  std::unique_ptr<ModuleData> module;   // set for nn.Module instances
   uint64_t id = 0;
   Value* find_attribute(const std::string& name) {
-    for (auto& kv : attributes)
-      if (kv.first == name) return &kv.second;
-    return nullptr;
+    return const_cast<Value*>(dict->find(Value::str(name)));
   }
-  void set_attribute(const std::string& name, Value v);
-  void erase_attribute(const std::string& name);
+  void set_attribute(const std::string& name, Value v) { dict->set(Value::str(name), std::move(v)); }
+  void erase_attribute(const std::string& name) { dict->erase(Value::str(name)); }
 };
 
 struct NamespaceObj : Object {  // an imported Python module such as torch.nn or math
@@ -228,7 +228,17 @@ struct TensorObj : Object {
   bool requires_grad = false;
   ir::Span span;
   std::shared_ptr<const UnknownInfo> why;
+  // Element values, row-major, for small tensors whose values are known statically (arange,
+  // linspace, tensor([...]) and elementwise arithmetic on them): stochastic-depth schedules and
+  // RoPE frequency tables decide module structure and buffer shapes in real model code.
+  std::optional<std::vector<double>> values;
   uint64_t id = 0;
+  int64_t numel() const {
+    int64_t n = 1;
+    if (shape)
+      for (auto d : *shape) n *= d;
+    return n;
+  }
 };
 
 struct PartialObj : Object {

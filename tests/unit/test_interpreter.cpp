@@ -1,1 +1,169 @@
+// The abstract interpreter against Python's own semantics for what model code uses.
 #include <catch2/catch.hpp>
+
+#include "script_runner.h"
+
+using shardlens::test::ScriptRun;
+
+TEST_CASE("integer and float arithmetic follow Python") {
+  ScriptRun r(R"(
+a = 7 // 2
+b = -7 // 2
+c = -7 % 3
+d = 7 / 2
+e = 2 ** 10
+f = int(2 * 4096 / 3)
+g = 1024 * ((int(1.3 * f) + 1024 - 1) // 1024)
+h = min(3, 1, 2), max([4, 9, 2])
+i = round(2.5), round(3.5)
+j = divmod(17, 5)
+k = 1e-5
+)");
+  CHECK(r.repr("a") == "3");
+  CHECK(r.repr("b") == "-4");
+  CHECK(r.repr("c") == "2");
+  CHECK(r.repr("d") == "3.5");
+  CHECK(r.repr("e") == "1024");
+  CHECK(r.repr("f") == "2730");
+  CHECK(r.repr("g") == "4096");
+  CHECK(r.repr("h") == "(1, 9)");
+  CHECK(r.repr("i") == "(2, 4)");
+  CHECK(r.repr("j") == "(3, 2)");
+  CHECK(r.repr("k") == "1e-05");
+}
+
+TEST_CASE("strings, f-strings and formatting") {
+  ScriptRun r(R"(
+n = 3
+a = f"block_{n}"
+b = f"{n:03d}-{2.5:.2f}-{'x'!r}"
+c = "layers.%d.%s" % (4, "attn")
+d = "{}_{name}".format(1, name="q")
+e = ",".join(["a", "b"]).upper()
+f = "a.b.c".split(".")[-1]
+g = "x" * 3
+)");
+  CHECK(r.repr("a") == "'block_3'");
+  CHECK(r.repr("b") == "'003-2.50-'x''");
+  CHECK(r.repr("c") == "'layers.4.attn'");
+  CHECK(r.repr("d") == "'1_q'");
+  CHECK(r.repr("e") == "'A,B'");
+  CHECK(r.repr("f") == "'c'");
+  CHECK(r.repr("g") == "'xxx'");
+}
+
+TEST_CASE("comprehensions, unpacking, closures and control flow") {
+  ScriptRun r(R"(
+a = [i * i for i in range(5) if i % 2 == 0]
+b = {k: v for k, v in zip("ab", [1, 2])}
+first, *rest = [1, 2, 3]
+def make(scale):
+    def f(x):
+        return x * scale
+    return f
+c = make(3)(4)
+total = 0
+for i, x in enumerate([10, 20, 30], start=1):
+    if i == 2:
+        continue
+    total += i * x
+else:
+    total += 1000
+d = sum(x for x in range(4))
+e = sorted([3, 1, 2], reverse=True)
+)");
+  CHECK(r.repr("a") == "[0, 4, 16]");
+  CHECK(r.repr("b") == "{'a': 1, 'b': 2}");
+  CHECK(r.repr("first") == "1");
+  CHECK(r.repr("rest") == "[2, 3]");
+  CHECK(r.repr("c") == "12");
+  CHECK(r.repr("total") == "1100");
+  CHECK(r.repr("d") == "6");
+  CHECK(r.repr("e") == "[3, 2, 1]");
+}
+
+TEST_CASE("classes: dataclasses, inheritance, properties, super, dict subclasses") {
+  ScriptRun r(R"(
+from dataclasses import dataclass, field
+import copy
+
+@dataclass
+class Config:
+    dim: int = 64
+    heads: int = 4
+    extra: list = field(default_factory=lambda: [1])
+    @property
+    def head_dim(self):
+        return self.dim // self.heads
+
+class Base:
+    scale = 2
+    def __init__(self, x):
+        self.x = x * self.scale
+
+class Child(Base):
+    def __init__(self, x):
+        super().__init__(x + 1)
+
+class Registry(dict):
+    def __getitem__(self, key):
+        return super().__getitem__(key) * 10
+
+cfg = Config(dim=128)
+cfg2 = copy.deepcopy(cfg)
+cfg2.heads = 8
+a = cfg.head_dim, cfg2.head_dim, cfg.extra
+b = Child(1).x
+c = Registry({"a": 1})["a"]
+d = getattr(cfg, "missing", 5), hasattr(cfg, "dim")
+)");
+  CHECK(r.repr("a") == "(32, 16, [1])");
+  CHECK(r.repr("b") == "4");
+  CHECK(r.repr("c") == "10");
+  CHECK(r.repr("d") == "(5, True)");
+}
+
+TEST_CASE("tensors: factory shapes, indexing and small known values") {
+  ScriptRun r(R"(
+import torch
+t = torch.zeros(4)
+a = t[1:, None].shape
+b = t[None, 1:].shape
+c = torch.arange(0, 8, 2)[: 2].tolist()
+d = [round(x.item(), 4) for x in torch.linspace(0, 0.3, 4)]
+inv = 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8))
+e = inv.shape, round(inv[1].item(), 6)
+f = torch.ones(2, 3).view(-1).shape
+g = torch.cat([torch.zeros(2, 3), torch.zeros(2, 5)], dim=-1).shape
+h = torch.tril(torch.ones(4, 4)).view(1, 1, 4, 4).shape
+)");
+  CHECK(r.repr("a") == "(3, 1)");
+  CHECK(r.repr("b") == "(1, 3)");
+  CHECK(r.repr("c") == "[0, 2]");
+  CHECK(r.repr("d") == "[0.0, 0.1, 0.2, 0.3]");
+  CHECK(r.repr("e") == "((4,), 0.1)");
+  CHECK(r.repr("f") == "(6,)");
+  CHECK(r.repr("g") == "(2, 8)");
+  CHECK(r.repr("h") == "(1, 1, 4, 4)");
+}
+
+TEST_CASE("exceptions propagate and are caught like Python's") {
+  ScriptRun r(R"(
+try:
+    x = {"a": 1}["b"]
+except LookupError:
+    x = "caught"
+def f():
+    raise ValueError("bad")
+try:
+    f()
+    y = 1
+except ValueError:
+    y = 2
+finally:
+    z = 3
+)");
+  CHECK(r.repr("x") == "'caught'");
+  CHECK(r.repr("y") == "2");
+  CHECK(r.repr("z") == "3");
+}
