@@ -1241,10 +1241,9 @@ void install_python_builtins(Interpreter& in) {
   }));
   for (const char* m : {"get", "keys", "values", "items", "update", "pop", "setdefault", "copy", "clear"}) {
     std::string name = m;
-    dict_class->set(name, in.native("builtins.dict." + name, [&in, name, storage](Interpreter& interp, const Value&, Args& a, const ir::Span& site) {
+    dict_class->set(name, in.native("builtins.dict." + name, [name, storage](Interpreter& interp, const Value&, Args& a, const ir::Span& site) {
       Value self = a.positional.empty() ? Value() : a.positional[0];
       Args rest{{a.positional.begin() + (a.positional.empty() ? 0 : 1), a.positional.end()}, a.keywords};
-      (void)in;
       return (*interp.method("dict", name))(interp, storage(self), rest, site);
     }));
   }

@@ -15,11 +15,7 @@
 namespace shardlens::python {
 namespace {
 
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
-  return h;
-}
+uint64_t text_hash(std::string_view s) { return std::hash<std::string_view>()(s); }
 
 void collect_names(const Expr* e, std::vector<std::string>& out);
 void collect_names(const Block& b, std::vector<std::string>& out);
@@ -76,13 +72,89 @@ ModelExtractor::~ModelExtractor() = default;
 
 void ModelExtractor::apply_edit(const TextEdit& edit) { document_.apply_edit(edit); }
 
-std::vector<std::shared_ptr<Unit>> ModelExtractor::units(ExtractStats& stats) {
-  const std::string& text = document_.text();
-  TSNode root = ts_tree_root_node(document_.tree());
-  std::vector<TSNode> nodes;
-  uint32_t count = ts_node_named_child_count(root);
+namespace {
+
+TSNode first_error(TSNode n) {
+  if (ts_node_is_missing(n) || std::strcmp(ts_node_type(n), "ERROR") == 0) return n;
+  uint32_t count = ts_node_child_count(n);
   for (uint32_t i = 0; i < count; ++i) {
-    TSNode n = ts_node_named_child(root, i);
+    TSNode c = ts_node_child(n, i);
+    if (ts_node_has_error(c) || ts_node_is_missing(c)) {
+      TSNode e = first_error(c);
+      if (!ts_node_is_null(e)) return e;
+    }
+  }
+  return TSNode{};
+}
+
+}  // namespace
+
+// Tree-sitter recovers from a syntax error locally, but an unclosed bracket can swallow the rest
+// of a file. Blanking the offending line (spaces keep every byte offset, so spans stay exact)
+// and re-parsing recovers what a person would expect: everything else still analysed.
+ModelExtractor::Recovered ModelExtractor::recover_syntax() {
+  Recovered r;
+  r.text = document_.text();
+  r.tree = ts_tree_copy(document_.tree());
+  TSParser* parser = ts_parser_new();
+  ts_parser_set_language(parser, ts_tree_language(r.tree));
+  for (int attempt = 0; attempt < kMaxRecoveredLines; ++attempt) {
+    TSNode root = ts_tree_root_node(r.tree);
+    if (!ts_node_has_error(root)) break;
+    TSNode err = first_error(root);
+    if (ts_node_is_null(err)) break;
+    uint32_t row = ts_node_start_point(err).row;
+    size_t start = 0;
+    for (uint32_t i = 0; i < row && start != std::string::npos; ++i) {
+      start = r.text.find('\n', start);
+      if (start != std::string::npos) ++start;
+    }
+    if (start == std::string::npos) break;
+    size_t end = r.text.find('\n', start);
+    if (end == std::string::npos) end = r.text.size();
+    bool blank = true;
+    for (size_t i = start; i < end; ++i) blank &= r.text[i] == ' ' || r.text[i] == '\t' || r.text[i] == '\r';
+    if (blank) break;  // nothing left to remove on that line: keep tree-sitter's own recovery
+    r.skipped_lines.push_back(row);
+    for (size_t i = start; i < end; ++i)
+      if (r.text[i] != '\t') r.text[i] = ' ';
+    TSInputEdit edit{};
+    edit.start_byte = static_cast<uint32_t>(start);
+    edit.old_end_byte = edit.new_end_byte = static_cast<uint32_t>(end);
+    edit.start_point = {row, 0};
+    edit.old_end_point = edit.new_end_point = {row, static_cast<uint32_t>(end - start)};
+    ts_tree_edit(r.tree, &edit);
+    TSTree* next = ts_parser_parse_string(parser, r.tree, r.text.data(), static_cast<uint32_t>(r.text.size()));
+    ts_tree_delete(r.tree);
+    r.tree = next;
+  }
+  ts_parser_delete(parser);
+  return r;
+}
+
+std::vector<std::shared_ptr<Unit>> ModelExtractor::units(ExtractStats& stats) {
+  Recovered recovered;
+  bool has_error = ts_node_has_error(ts_tree_root_node(document_.tree()));
+  if (has_error) recovered = recover_syntax();
+  struct TreeGuard {
+    TSTree* tree;
+    ~TreeGuard() { if (tree) ts_tree_delete(tree); }
+  } guard{recovered.tree};
+  const std::string& text = has_error ? recovered.text : document_.text();
+  TSNode root = ts_tree_root_node(has_error ? recovered.tree : document_.tree());
+  skipped_lines_ = recovered.skipped_lines;
+  std::vector<TSNode> nodes;
+  std::vector<TSNode> top;
+  // A cursor walks the children in O(n); ts_node_named_child(root, i) is O(i) per call.
+  TSTreeCursor cursor = ts_tree_cursor_new(root);
+  if (ts_tree_cursor_goto_first_child(&cursor)) {
+    do {
+      TSNode n = ts_tree_cursor_current_node(&cursor);
+      if (ts_node_is_named(n)) top.push_back(n);
+    } while (ts_tree_cursor_goto_next_sibling(&cursor));
+  }
+  ts_tree_cursor_delete(&cursor);
+  for (TSNode n : top) {
     if (std::strcmp(ts_node_type(n), "comment") == 0) continue;
     if (std::strcmp(ts_node_type(n), "ERROR") == 0) {
       // Keep the statements tree-sitter recovered inside a top-level error.
@@ -106,7 +178,7 @@ std::vector<std::shared_ptr<Unit>> ModelExtractor::units(ExtractStats& stats) {
     uint32_t row = ts_node_start_point(n).row;
     bool is_error = std::strcmp(ts_node_type(n), "ERROR") == 0;
     // The column of the first line is part of the key: spans store absolute columns.
-    uint64_t h = fnv1a(unit_text) ^ (static_cast<uint64_t>(ts_node_start_point(n).column) * 0x9E3779B97F4A7C15ULL) ^ (is_error ? 1 : 0);
+    uint64_t h = text_hash(unit_text) ^ (static_cast<uint64_t>(ts_node_start_point(n).column) * 0x9E3779B97F4A7C15ULL) ^ (is_error ? 1 : 0);
     std::shared_ptr<Unit> unit;
     auto range = cache_.equal_range(h);
     for (auto it = range.first; it != range.second; ++it)
@@ -373,9 +445,20 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     if (tree_ids.count(e.owner) || (e.owner == 0 && raised) || (!root && raised))
       result.model.unresolved.push_back({e.what, e.reason, e.span});
   }
+  for (uint32_t row : skipped_lines_) {
+    uint32_t width = 0;
+    const std::string& t = document_.text();
+    size_t start = document_.offset_of({row, 0});
+    while (start + width < t.size() && t[start + width] != '\n') ++width;
+    result.model.unresolved.push_back({"syntax error", "this line does not parse and was skipped; the rest of the file is still analysed",
+                                       {row + 1, 0, row + 1, width}});
+  }
   for (auto& u : all_units)
     for (auto& [span, message] : u->problems)
-      result.model.unresolved.push_back({message, "the statement does not parse; the rest of the file is still analysed",
+      result.model.unresolved.push_back({message,
+                                         message.find("too deeply") != std::string::npos
+                                             ? "nesting beyond the analyser's depth limit; the rest of the file is still analysed"
+                                             : "the statement does not parse; the rest of the file is still analysed",
                                          {u->start_row + span.row + 1, span.column, u->start_row + span.end_row + 1, span.end_column}});
   std::stable_sort(result.model.unresolved.begin(), result.model.unresolved.end(), [](auto& a, auto& b) {
     return a.span.line < b.span.line || (a.span.line == b.span.line && a.span.column < b.span.column);

@@ -45,7 +45,15 @@ class ModelExtractor {
   const SourceDocument& document() const { return document_; }
 
  private:
+  struct Recovered {
+    std::string text;
+    TSTree* tree = nullptr;
+    std::vector<uint32_t> skipped_lines;
+  };
+  static constexpr int kMaxRecoveredLines = 16;
+  Recovered recover_syntax();
   std::vector<std::shared_ptr<Unit>> units(ExtractStats& stats);
+  std::vector<uint32_t> skipped_lines_;
 
   SourceDocument document_;
   std::string source_path_;

@@ -34,13 +34,30 @@ const Value* first_unknown(std::initializer_list<const Value*> values) {
 }
 }  // namespace
 
-Interpreter::Interpreter(Limits limits) : limits_(limits), globals_(std::make_shared<Scope>()) {
+Interpreter::Interpreter(Bootstrap) : globals_(std::make_shared<Scope>()), builtins_(std::make_shared<Builtins>()) {
   globals_->globals = globals_.get();
-  object_base_ = make_builtin_class("builtins.object", {}, nullptr);
-  module_base_ = make_builtin_class("torch.nn.Module", {}, nullptr);
-  module_base_->is_module = true;
+  builtins_->object_base = make_builtin_class("builtins.object", {}, nullptr);
+  builtins_->module_base = make_builtin_class("torch.nn.Module", {}, nullptr);
+  builtins_->module_base->is_module = true;
   install_python_builtins(*this);
   install_torch(*this);
+}
+
+std::shared_ptr<const Interpreter::Builtins> Interpreter::shared_builtins() {
+  static const std::shared_ptr<const Builtins> builtins = [] {
+    Interpreter bootstrap{Bootstrap{}};
+    return std::shared_ptr<const Builtins>(bootstrap.builtins_);
+  }();
+  return builtins;
+}
+
+Interpreter::Interpreter(Limits limits)
+    : limits_(limits),
+      globals_(std::make_shared<Scope>()),
+      // Natives only read the registry at call time, so sharing it is safe; mutation of built-in
+      // classes by user code is refused in generic_set_attribute.
+      builtins_(std::const_pointer_cast<Builtins>(shared_builtins())) {
+  globals_->globals = globals_.get();
 }
 
 Interpreter::~Interpreter() {
@@ -54,14 +71,14 @@ ir::Span Interpreter::absolute(const RelSpan& s, const Unit* unit) const {
 }
 
 void Interpreter::define(const std::string& qualname, Value v) {
-  registry_[qualname] = std::move(v);
+  builtins_->registry[qualname] = std::move(v);
   for (size_t dot = qualname.find('.'); dot != std::string::npos; dot = qualname.find('.', dot + 1))
-    namespaces_.insert(qualname.substr(0, dot));
+    builtins_->namespaces.insert(qualname.substr(0, dot));
 }
 
 const Value* Interpreter::builtin(const std::string& qualname) const {
-  auto it = registry_.find(qualname);
-  return it == registry_.end() ? nullptr : &it->second;
+  auto it = builtins_->registry.find(qualname);
+  return it == builtins_->registry.end() ? nullptr : &it->second;
 }
 
 Value Interpreter::native(const std::string& qualname, NativeFn fn, Value self) {
@@ -73,12 +90,12 @@ Value Interpreter::native(const std::string& qualname, NativeFn fn, Value self) 
 }
 
 void Interpreter::define_method(const std::string& receiver, const std::string& name, NativeFn fn) {
-  methods_[receiver][name] = std::move(fn);
+  builtins_->methods[receiver][name] = std::move(fn);
 }
 
 const NativeFn* Interpreter::method(const std::string& receiver, const std::string& name) const {
-  auto r = methods_.find(receiver);
-  if (r == methods_.end()) return nullptr;
+  auto r = builtins_->methods.find(receiver);
+  if (r == builtins_->methods.end()) return nullptr;
   auto m = r->second.find(name);
   return m == r->second.end() ? nullptr : &m->second;
 }
@@ -130,7 +147,7 @@ std::shared_ptr<ClassObj> Interpreter::make_builtin_class(const std::string& qua
   cls->qualname = qualname;
   cls->name = qualname.substr(qualname.rfind('.') + 1);
   cls->is_builtin = true;
-  if (bases.empty() && object_base_ && qualname != "builtins.object") bases.push_back(object_base_);
+  if (bases.empty() && builtins_->object_base && qualname != "builtins.object") bases.push_back(builtins_->object_base);
   cls->bases = std::move(bases);
   for (auto& b : cls->bases) {
     cls->is_module |= b->is_module;
@@ -513,17 +530,17 @@ void Interpreter::import_module(const Stmt& s, Frame& frame) {
   for (const auto& name : s.imports) {
     if (name.path == "*") {
       std::string prefix = module + ".";
-      for (auto& [qual, v] : registry_)
+      for (auto& [qual, v] : builtins_->registry)
         if (qual.rfind(prefix, 0) == 0 && qual.find('.', prefix.size()) == std::string::npos)
           bind_name(qual.substr(prefix.size()), v, frame);
       continue;
     }
     std::string qual = module + "." + name.path;
     Value v = resolve(qual);
-    if (auto* ns = v.as<NamespaceObj>(); ns && !namespaces_.count(qual)) {
+    if (auto* ns = v.as<NamespaceObj>(); ns && !builtins_->namespaces.count(qual)) {
       // Not a package we model: a name imported from it is a value we cannot see.
       std::string root = module.substr(0, module.find('.'));
-      bool modelled_root = namespaces_.count(root) > 0;
+      bool modelled_root = builtins_->namespaces.count(root) > 0;
       v = unknown(modelled_root ? "'" + qual + "' is not modelled by shardlens"
                                 : "'" + name.path + "' is imported from '" + module + "', which shardlens does not analyse",
                   absolute(s.span, frame.unit), true);
@@ -675,7 +692,7 @@ Value Interpreter::define_class(const Stmt& s, Frame& frame) {
       cls->has_unknown_base = true;
     }
   }
-  if (cls->bases.empty()) cls->bases.push_back(object_base_);
+  if (cls->bases.empty()) cls->bases.push_back(builtins_->object_base);
   compute_mro(*cls);
   bool named_tuple = false;
   for (auto& b : cls->bases) named_tuple |= b->qualname == "typing.NamedTuple";
@@ -1095,9 +1112,9 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
       auto* ns = static_cast<NamespaceObj*>(object.obj.get());
       std::string qual = ns->qualname + "." + name;
       if (const Value* v = builtin(qual)) return *v;
-      if (namespaces_.count(qual)) return namespace_value(qual);
+      if (builtins_->namespaces.count(qual)) return namespace_value(qual);
       std::string root = ns->qualname.substr(0, ns->qualname.find('.'));
-      if (namespaces_.count(root))
+      if (builtins_->namespaces.count(root))
         return unknown("'" + qual + "' is not modelled by shardlens", site, true);
       return unknown("'" + qual + "' comes from '" + ns->qualname + "', which shardlens does not analyse", site, true);
     }
@@ -1218,6 +1235,11 @@ void Interpreter::generic_set_attribute(const Value& object, const std::string& 
     return;
   }
   if (auto* cls = object.as<ClassObj>()) {
+    if (cls->is_builtin) {
+      note("assignment to an attribute of built-in class " + cls->name + " was ignored",
+           "built-in classes are shared and read-only in the analyser", site);
+      return;
+    }
     cls->set(name, std::move(value));
     return;
   }

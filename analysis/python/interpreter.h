@@ -52,6 +52,8 @@ class Interpreter {
   explicit Interpreter(Limits limits);
   Interpreter() : Interpreter(Limits()) {}
   ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
 
   // Runs top-level statements in order, as `python script.py` would with the given __name__.
   void run_module(const std::vector<std::shared_ptr<Unit>>& units, const std::string& module_name);
@@ -98,8 +100,8 @@ class Interpreter {
   std::shared_ptr<ClassObj> make_builtin_class(const std::string& qualname,
                                                std::vector<std::shared_ptr<ClassObj>> bases,
                                                NativeFn init);
-  std::shared_ptr<ClassObj> module_base() const { return module_base_; }
-  std::shared_ptr<ClassObj> object_base() const { return object_base_; }
+  std::shared_ptr<ClassObj> module_base() const { return builtins_->module_base; }
+  std::shared_ptr<ClassObj> object_base() const { return builtins_->object_base; }
   Value instantiate(const std::shared_ptr<ClassObj>& cls, CallArgs args, const ir::Span& site);
   std::shared_ptr<TensorObj> new_tensor(std::optional<std::vector<int64_t>> shape, const ir::Span& site,
                                         bool parameter = false);
@@ -143,14 +145,23 @@ class Interpreter {
   bool step();
   uint64_t event_owner() const;
 
+  // Built-in names, classes and methods: installed once per process and shared, read-only, by
+  // every interpreter (installing them costs more than a typical incremental re-extraction).
+  struct Builtins {
+    std::unordered_map<std::string, Value> registry;
+    std::unordered_set<std::string> namespaces;
+    std::unordered_map<std::string, std::unordered_map<std::string, NativeFn>> methods;
+    std::shared_ptr<ClassObj> module_base;
+    std::shared_ptr<ClassObj> object_base;
+  };
+  struct Bootstrap {};
+  explicit Interpreter(Bootstrap);
+  static std::shared_ptr<const Builtins> shared_builtins();
+
   Limits limits_;
   std::shared_ptr<Scope> globals_;
   std::vector<std::string> global_order_;
-  std::unordered_map<std::string, Value> registry_;
-  std::unordered_set<std::string> namespaces_;
-  std::unordered_map<std::string, std::unordered_map<std::string, NativeFn>> methods_;
-  std::shared_ptr<ClassObj> module_base_;
-  std::shared_ptr<ClassObj> object_base_;
+  std::shared_ptr<Builtins> builtins_;
   std::vector<Event> events_;
   std::set<std::tuple<std::string, std::string, uint32_t, uint32_t, uint64_t>> event_keys_;
   std::optional<PendingException> pending_;

@@ -115,7 +115,20 @@ std::string repr(const Value& v) {
     case Value::Kind::Bool: return v.b ? "True" : "False";
     case Value::Kind::Int: return std::to_string(v.i);
     case Value::Kind::Float: return float_repr(v.f);
-    case Value::Kind::Str: return "'" + v.s + "'";
+    case Value::Kind::Str: {
+      // Python's choice of quotes and escapes.
+      char q = v.s.find('\'') != std::string::npos && v.s.find('"') == std::string::npos ? '"' : '\'';
+      std::string out(1, q);
+      for (char c : v.s) {
+        if (c == '\\') out += "\\\\";
+        else if (c == '\n') out += "\\n";
+        else if (c == '\t') out += "\\t";
+        else if (c == '\r') out += "\\r";
+        else if (c == q) out += std::string("\\") + q;
+        else out += c;
+      }
+      return out + q;
+    }
     case Value::Kind::Ellipsis: return "Ellipsis";
     case Value::Kind::Unknown: return "<unknown>";
     case Value::Kind::Obj: break;

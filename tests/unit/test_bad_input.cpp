@@ -1,1 +1,161 @@
+// Bad input gets a clear result and loses nothing: no crash, no hang, what parses is analysed.
 #include <catch2/catch.hpp>
+
+#include <random>
+
+#include "python/extractor.h"
+#include "test_helpers.h"
+
+using namespace shardlens;
+using python::ModelExtractor;
+
+namespace {
+bool mentions(const ir::ModelIR& m, const std::string& what) {
+  for (auto& u : m.unresolved)
+    if (u.what.find(what) != std::string::npos || u.reason.find(what) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("an empty file has no model and says why") {
+  ModelExtractor e("", "empty.py");
+  auto r = e.extract();
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.find("no model found") != std::string::npos);
+  CHECK(r.error.find("defines no nn.Module class") != std::string::npos);
+}
+
+TEST_CASE("binary garbage does not crash the front end") {
+  std::mt19937 rng(42);
+  for (int round = 0; round < 50; ++round) {
+    std::string junk(static_cast<size_t>(rng() % 4096), '\0');
+    for (auto& c : junk) c = static_cast<char>(rng() & 0xFF);
+    ModelExtractor e(junk, "junk.py");
+    auto r = e.extract();
+    CHECK_FALSE(r.ok);
+  }
+}
+
+TEST_CASE("a syntax error in the middle of a class keeps the rest of the model") {
+  std::string text = test::fixture("gpt.py");
+  // Break the attention's forward: the constructor still builds every layer.
+  size_t at = text.find("        B, T, C = x.size()");
+  REQUIRE(at != std::string::npos);
+  text.insert(at, "        y = (1 +\n");
+  ModelExtractor e(text, "gpt.py");
+  auto r = e.extract();
+  REQUIRE(r.ok);
+  CHECK(r.model.parameters.size() == 292);
+  CHECK(mentions(r.model, "syntax error"));
+}
+
+TEST_CASE("a syntax error inside a constructor is reported at its line; the rest is still built") {
+  std::string text = test::fixture("gpt.py");
+  size_t at = text.find("        self.down = nn.Linear(");
+  REQUIRE(at != std::string::npos);
+  text.insert(at, "        self.broken = nn.Linear(cfg.n_embd,, 3)\n");
+  ModelExtractor e(text, "gpt.py");
+  auto r = e.extract();
+  REQUIRE(r.ok);
+  bool reported = false;
+  for (auto& u : r.model.unresolved)
+    if (u.span.line == 45 || u.span.line == 44) reported = true;
+  CHECK(reported);
+  // The well-formed layers around it are all there.
+  bool has_up = false, has_down = false;
+  for (auto& p : r.model.parameters) {
+    has_up |= p.name == "h.0.mlp.up.weight";
+    has_down |= p.name == "h.0.mlp.down.weight";
+  }
+  CHECK(has_up);
+  CHECK(has_down);
+}
+
+TEST_CASE("a half-typed file still yields what parses") {
+  std::string text =
+      "import torch.nn as nn\n"
+      "class Net(nn.Module):\n"
+      "    def __init__(self):\n"
+      "        super().__init__()\n"
+      "        self.a = nn.Linear(4, 8)\n"
+      "        self.b = nn.Linear(8, \n";
+  ModelExtractor e(text, "half.py");
+  auto r = e.extract();
+  REQUIRE(r.ok);
+  REQUIRE_FALSE(r.model.parameters.empty());
+  CHECK(r.model.parameters[0].name == "a.weight");
+  CHECK(mentions(r.model, "syntax error"));
+}
+
+TEST_CASE("a 50,000-line file is analysed") {
+  std::string text = "import torch.nn as nn\n";
+  for (int i = 0; i < 5000; ++i) {
+    text += "class Layer" + std::to_string(i) + "(nn.Module):\n"
+            "    def __init__(self, d=" + std::to_string(i % 7 + 1) + "):\n"
+            "        super().__init__()\n"
+            "        self.fc = nn.Linear(d, d)\n"
+            "        self.norm = nn.LayerNorm(d)\n"
+            "    def forward(self, x):\n"
+            "        y = self.fc(x)\n"
+            "        return self.norm(y)\n"
+            "\n";
+  }
+  text += "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n";
+  text += "        self.layers = nn.ModuleList([Layer0(), Layer1(), Layer4999()])\n";
+  text += "model = Model()\n";
+  REQUIRE(std::count(text.begin(), text.end(), '\n') > 45000);
+  ModelExtractor e(text, "big.py");
+  auto r = e.extract();
+  REQUIRE(r.ok);
+  CHECK(r.model.model == "Model");
+  CHECK(r.model.parameters.size() == 12);
+}
+
+TEST_CASE("deeply nested expressions and blocks are reported, not a stack overflow") {
+  for (int depth : {100, 1000, 20000}) {
+    std::string parens(static_cast<size_t>(depth), '(');
+    std::string closing(static_cast<size_t>(depth), ')');
+    std::string lists(static_cast<size_t>(depth), '[');
+    std::string lists_close(static_cast<size_t>(depth), ']');
+    std::string calls;
+    for (int i = 0; i < depth; ++i) calls += "f(";
+    std::string text = "x = " + parens + "1" + closing + "\n" + "y = " + lists + lists_close + "\n" +
+                       "def f(v):\n    return v\n" + "z = " + calls + "1" + std::string(static_cast<size_t>(depth), ')') + "\n";
+    std::string blocks;
+    for (int i = 0; i < std::min(depth, 2000); ++i) blocks += std::string(static_cast<size_t>(i), ' ') + "if True:\n";
+    text += blocks + std::string(static_cast<size_t>(std::min(depth, 2000)), ' ') + "pass\n";
+    text += "import torch.nn as nn\nmodel = nn.Linear(2, 3)\n";
+    ModelExtractor e(text, "deep.py");
+    auto r = e.extract();
+    REQUIRE(r.ok);
+    CHECK(r.model.parameters.size() == 2);
+    // Past the analyser's depth limit (or tree-sitter's own), the statement is reported.
+    if (depth > 1000) CHECK((mentions(r.model, "too deeply") || mentions(r.model, "syntax error")));
+  }
+}
+
+TEST_CASE("runaway code stops: infinite recursion, endless loops, a huge range") {
+  std::string text =
+      "import torch.nn as nn\n"
+      "def loop():\n"
+      "    return loop()\n"
+      "class Net(nn.Module):\n"
+      "    def __init__(self):\n"
+      "        super().__init__()\n"
+      "        self.n = loop()\n"
+      "        i = 0\n"
+      "        while True:\n"
+      "            i += 1\n"
+      "        for j in range(10 ** 12):\n"
+      "            pass\n"
+      "        self.fc = nn.Linear(2, 2)\n"
+      "model = Net()\n"
+      "while True:\n"
+      "    pass\n";
+  ModelExtractor e(text, "loop.py");
+  auto r = e.extract();
+  REQUIRE(r.ok);
+  CHECK(r.model.parameters.size() == 2);
+  CHECK(mentions(r.model, "while-loop stopped"));
+  CHECK(mentions(r.model, "beyond the iteration limit"));
+}

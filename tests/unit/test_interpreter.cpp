@@ -44,7 +44,7 @@ f = "a.b.c".split(".")[-1]
 g = "x" * 3
 )");
   CHECK(r.repr("a") == "'block_3'");
-  CHECK(r.repr("b") == "'003-2.50-'x''");
+  CHECK(r.repr("b") == "\"003-2.50-'x'\"");
   CHECK(r.repr("c") == "'layers.4.attn'");
   CHECK(r.repr("d") == "'1_q'");
   CHECK(r.repr("e") == "'A,B'");
