@@ -13,8 +13,8 @@ build: setup
 	@cmake --build $(BUILD) -j$(JOBS)
 
 demo: build
-	@echo "== shardlens inspect examples/gpt2_medium.py"
-	@$(BUILD)/shardlens inspect examples/gpt2_medium.py
+	@echo "== shardlens inspect examples/mistral_7b.py"
+	@$(BUILD)/shardlens inspect examples/mistral_7b.py
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
