@@ -385,6 +385,7 @@ Value deep_copy(Interpreter& in, const Value& v, std::unordered_map<const Object
       auto copy = std::make_shared<InstanceObj>();
       copy->cls = inst->cls;
       copy->id = in.next_id();
+      in.track(copy);
       Value result = Value::object(copy);
       memo[v.obj.get()] = result;
       for (auto& [k, val] : inst->dict->entries) copy->dict->set(k, deep_copy(in, val, memo, site));
@@ -412,7 +413,7 @@ Value deep_copy(Interpreter& in, const Value& v, std::unordered_map<const Object
   }
 }
 
-Value shallow_copy(const Value& v) {
+Value shallow_copy(Interpreter& in, const Value& v) {
   if (auto* l = TupleView::of(v)) return make_list(l->items, v.obj->kind == ObjKind::Tuple);
   if (v.kind == Value::Kind::Obj && (v.obj->kind == ObjKind::Dict || v.obj->kind == ObjKind::Set)) {
     auto* d = static_cast<DictObj*>(v.obj.get());
@@ -425,9 +426,11 @@ Value shallow_copy(const Value& v) {
   if (auto* inst = v.as<InstanceObj>(); inst && !inst->module) {
     auto copy = std::make_shared<InstanceObj>();
     copy->cls = inst->cls;
+    copy->id = in.next_id();
+    in.track(copy);
     copy->dict->entries = inst->dict->entries;
     copy->dict->index = inst->dict->index;
-    if (inst->dict_items) copy->dict_items = std::static_pointer_cast<DictObj>(shallow_copy(Value::object(inst->dict_items)).obj);
+    if (inst->dict_items) copy->dict_items = std::static_pointer_cast<DictObj>(shallow_copy(in, Value::object(inst->dict_items)).obj);
     return Value::object(copy);
   }
   return v;
@@ -1114,7 +1117,7 @@ void install_python_builtins(Interpreter& in) {
     std::reverse(l.begin(), l.end());
     return Value::none();
   });
-  list_method("copy", [](Interpreter&, const Value& self, Args&, const ir::Span&) { return shallow_copy(self); });
+  list_method("copy", [](Interpreter& in, const Value& self, Args&, const ir::Span&) { return shallow_copy(in, self); });
   list_method("sort", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
     Args sort_args{{self}, a.keywords};
     Value sorted = in.call(*in.builtin("builtins.sorted"), sort_args, site);
@@ -1189,7 +1192,7 @@ void install_python_builtins(Interpreter& in) {
     d->set(a.positional[0], dflt);
     return dflt;
   });
-  dict_method("copy", [](Interpreter&, const Value& self, Args&, const ir::Span&) { return shallow_copy(self); });
+  dict_method("copy", [](Interpreter& in, const Value& self, Args&, const ir::Span&) { return shallow_copy(in, self); });
   dict_method("clear", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
     self.as<DictObj>()->entries.clear();
     self.as<DictObj>()->index.clear();
@@ -1374,7 +1377,7 @@ void install_python_builtins(Interpreter& in) {
   });
   in.define_native("copy.copy", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.empty()) return in.raise("TypeError", "copy() takes an argument", site);
-    return shallow_copy(a.positional[0]);
+    return shallow_copy(in, a.positional[0]);
   });
 
   // --- functools ---
@@ -1495,7 +1498,7 @@ void install_python_builtins(Interpreter& in) {
   in.define_native("dataclasses.replace", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     auto* inst = a.positional.empty() ? nullptr : a.positional[0].as<InstanceObj>();
     if (!inst) return in.unknown("replace() of a non-dataclass", site);
-    Value copy = shallow_copy(a.positional[0]);
+    Value copy = shallow_copy(in, a.positional[0]);
     for (auto& [k, v] : a.keywords) copy.as<InstanceObj>()->set_attribute(k, v);
     return copy;
   });
@@ -1537,6 +1540,7 @@ void install_python_builtins(Interpreter& in) {
         if (v.is_str()) fields.push_back(v.s);
     }
     auto cls = std::make_shared<ClassObj>();
+    in.track(cls);
     cls->name = cls->qualname = a.positional[0].s;
     cls->bases.push_back(in.object_base());
     cls->mro = {cls.get(), in.object_base().get()};

@@ -3,6 +3,7 @@
 #include <tree_sitter/api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <unordered_set>
@@ -225,8 +226,7 @@ struct IrBuilder {
   ir::ModelIR& model;
   std::unordered_map<const InstanceObj*, int> index;
 
-  void build(InstanceObj& root) {
-    auto walk = named_modules(root);
+  void build(const std::vector<NamedModule>& walk) {
     for (auto& nm : walk) {
       index[nm.module] = static_cast<int>(model.modules.size());
       ir::Module m;
@@ -247,7 +247,7 @@ struct IrBuilder {
           m.child_keys.push_back(k);
         }
     }
-    for (auto& nt : named_tensors(root, false)) {
+    for (auto& nt : named_tensors(walk, false)) {
       ir::Parameter p;
       p.name = nt.name;
       p.shape_known = nt.tensor->shape.has_value();
@@ -259,7 +259,7 @@ struct IrBuilder {
         model.unresolved.push_back({"shape of parameter '" + p.name + "'", nt.tensor->why ? nt.tensor->why->reason : "unknown", p.span});
       model.parameters.push_back(std::move(p));
     }
-    for (auto& nt : named_tensors(root, true)) {
+    for (auto& nt : named_tensors(walk, true)) {
       ir::Buffer b;
       b.name = nt.name;
       b.shape_known = nt.tensor->shape.has_value();
@@ -310,7 +310,12 @@ bool is_module_instance(const Value& v) {
 ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   ExtractResult result;
   result.model.source = source_path_;
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point since) { return std::chrono::duration<double, std::milli>(Clock::now() - since).count(); };
+  auto t0 = Clock::now();
   auto all_units = units(result.stats);
+  result.stats.lower_ms = ms(t0);
+  auto t1 = Clock::now();
 
   Interpreter interp;
   interp.run_module(all_units, options.module_name);
@@ -430,14 +435,17 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     }
   }
 
+  result.stats.execute_ms = ms(t1);
+  auto t2 = Clock::now();
   std::unordered_set<uint64_t> tree_ids;
   if (root) {
     result.ok = true;
     result.model.model = root->cls->name;
     result.model.root_expression = how;
+    auto walk = named_modules(*root);
     IrBuilder builder{result.model, {}};
-    builder.build(*root);
-    for (auto& nm : named_modules(*root)) tree_ids.insert(nm.module->id);
+    builder.build(walk);
+    for (auto& nm : walk) tree_ids.insert(nm.module->id);
   }
   // Report what could not be resolved while building the chosen model, and every syntax error.
   for (const auto& e : interp.events()) {
@@ -464,6 +472,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     return a.span.line < b.span.line || (a.span.line == b.span.line && a.span.column < b.span.column);
   });
   result.stats.interpreter_steps = interp.steps();
+  result.stats.ir_ms = ms(t2);
   return result;
 }
 

@@ -24,6 +24,9 @@ struct ExtractStats {
   size_t units_lowered = 0;   // lowered afresh in this extraction (the rest came from the cache)
   std::vector<std::string> classes_lowered;  // names of the classes among them
   uint64_t interpreter_steps = 0;
+  double lower_ms = 0;    // finding and lowering top-level statements
+  double execute_ms = 0;  // abstract execution and root selection
+  double ir_ms = 0;       // building the model IR
 };
 
 struct ExtractResult {

@@ -15,6 +15,11 @@ struct CallDepth {
   ~CallDepth() { --depth; }
 };
 
+bool user_defined(const ClassObj& cls, const std::string& name) {
+  const Value* v = cls.lookup(name);
+  return v && v->as<FunctionObj>();
+}
+
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
@@ -61,8 +66,18 @@ Interpreter::Interpreter(Limits limits)
 }
 
 Interpreter::~Interpreter() {
-  // Scopes and objects can form cycles (a function's closure holds itself); break them.
-  for (auto& [name, value] : globals_->vars) value = Value();
+  for (auto& weak : scopes_)
+    if (auto scope = weak.lock()) scope->vars.clear();
+  for (auto& weak : instances_)
+    if (auto inst = weak.lock()) {
+      inst->dict->entries.clear();
+      inst->dict->index.clear();
+      inst->dict_items.reset();
+      inst->module.reset();
+    }
+  for (auto& weak : classes_)
+    if (auto cls = weak.lock()) cls->attributes.clear();
+  globals_->vars.clear();
 }
 
 ir::Span Interpreter::absolute(const RelSpan& s, const Unit* unit) const {
@@ -71,6 +86,7 @@ ir::Span Interpreter::absolute(const RelSpan& s, const Unit* unit) const {
 }
 
 void Interpreter::define(const std::string& qualname, Value v) {
+  if (qualname.rfind("builtins.", 0) == 0) builtins_->python_builtins[qualname.substr(9)] = v;
   builtins_->registry[qualname] = std::move(v);
   for (size_t dot = qualname.find('.'); dot != std::string::npos; dot = qualname.find('.', dot + 1))
     builtins_->namespaces.insert(qualname.substr(0, dot));
@@ -559,7 +575,8 @@ Value Interpreter::lookup_name(const std::string& name, Frame& frame, const ir::
   }
   auto it = globals_->vars.find(name);
   if (it != globals_->vars.end()) return it->second;
-  if (const Value* v = builtin("builtins." + name)) return *v;
+  auto b = builtins_->python_builtins.find(name);
+  if (b != builtins_->python_builtins.end()) return b->second;
   return unknown("name '" + name + "' is not defined", site, true);
 }
 
@@ -646,6 +663,7 @@ Value Interpreter::make_function(const std::shared_ptr<FunctionDef>& def, Frame&
   f->unit = frame.unit;  // the extractor keeps units alive for the interpreter's lifetime
   std::shared_ptr<Scope> scope = frame.is_class_body ? frame.scope->parent : frame.scope;
   f->closure = scope.get() == globals_.get() ? nullptr : scope;
+  if (f->closure) scopes_.push_back(f->closure);
   for (const auto& p : def->params) {
     if (p.default_value) {
       f->defaults.push_back(eval(*p.default_value, frame));
@@ -675,6 +693,7 @@ Value Interpreter::apply_decorators(const std::vector<ExprPtr>& decorators, Valu
 Value Interpreter::define_class(const Stmt& s, Frame& frame) {
   const ClassDef& def = *s.class_def;
   auto cls = std::make_shared<ClassObj>();
+  classes_.push_back(cls);
   cls->name = def.name;
   cls->qualname = def.name;
   cls->def = s.class_def;
@@ -737,6 +756,8 @@ Value Interpreter::define_class(const Stmt& s, Frame& frame) {
     cls->set(name, v);
   }
   if (named_tuple) make_dataclass(*this, *cls);
+  cls->custom_getattribute = user_defined(*cls, "__getattribute__");
+  cls->custom_setattr = user_defined(*cls, "__setattr__");
   return apply_decorators(def.decorators, Value::object(cls), frame);
 }
 
@@ -952,6 +973,7 @@ Value Interpreter::instantiate(const std::shared_ptr<ClassObj>& cls, CallArgs ar
   auto inst = std::make_shared<InstanceObj>();
   inst->cls = cls;
   inst->id = next_id();
+  instances_.push_back(inst);
   if (cls->is_module) {
     inst->module = std::make_unique<ModuleData>();
     inst->module->span = site;
@@ -1056,11 +1078,6 @@ Value Interpreter::instance_attribute(const Value& object, const std::string& na
   return raise("AttributeError", "'" + inst->cls->name + "' object has no attribute '" + name + "'", site);
 }
 
-static bool user_defined(const ClassObj& cls, const std::string& name) {
-  const Value* v = cls.lookup(name);
-  return v && v->as<FunctionObj>();
-}
-
 Value Interpreter::generic_get_attribute(const Value& object, const std::string& name, const ir::Span& site) {
   if (object.as<InstanceObj>()) return instance_attribute(object, name, site);
   return get_attribute(object, name, site);
@@ -1068,7 +1085,7 @@ Value Interpreter::generic_get_attribute(const Value& object, const std::string&
 
 Value Interpreter::get_attribute(const Value& object, const std::string& name, const ir::Span& site) {
   if (object.is_unknown()) return object;
-  if (auto* inst = object.as<InstanceObj>(); inst && user_defined(*inst->cls, "__getattribute__")) {
+  if (auto* inst = object.as<InstanceObj>(); inst && inst->cls->custom_getattribute) {
     bool found = false;
     Value hook = class_attribute(inst->cls, &object, "__getattribute__", 0, site, found);
     return call(hook, CallArgs{{Value::str(name)}, {}}, site);
@@ -1205,7 +1222,7 @@ void Interpreter::module_set(InstanceObj& m, const std::string& name, Value valu
 }
 
 void Interpreter::set_attribute(const Value& object, const std::string& name, Value value, const ir::Span& site) {
-  if (auto* inst = object.as<InstanceObj>(); inst && user_defined(*inst->cls, "__setattr__")) {
+  if (auto* inst = object.as<InstanceObj>(); inst && inst->cls->custom_setattr) {
     bool found = false;
     Value hook = class_attribute(inst->cls, &object, "__setattr__", 0, site, found);
     call(hook, CallArgs{{Value::str(name), std::move(value)}, {}}, site);

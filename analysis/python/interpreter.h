@@ -85,6 +85,9 @@ class Interpreter {
     return Value::make_unknown(reason, span, maybe_module);
   }
   uint64_t next_id() { return ++id_counter_; }
+  // Objects made by natives join the cycle breaking done at destruction.
+  void track(const std::shared_ptr<InstanceObj>& inst) { instances_.push_back(inst); }
+  void track(const std::shared_ptr<ClassObj>& cls) { classes_.push_back(cls); }
 
   // Registry of built-in names by qualified name ("builtins.len", "torch.nn.Linear", "math.pi").
   void define(const std::string& qualname, Value v);
@@ -149,6 +152,7 @@ class Interpreter {
   // every interpreter (installing them costs more than a typical incremental re-extraction).
   struct Builtins {
     std::unordered_map<std::string, Value> registry;
+    std::unordered_map<std::string, Value> python_builtins;  // "len" -> registry["builtins.len"]
     std::unordered_set<std::string> namespaces;
     std::unordered_map<std::string, std::unordered_map<std::string, NativeFn>> methods;
     std::shared_ptr<ClassObj> module_base;
@@ -170,6 +174,11 @@ class Interpreter {
   std::vector<std::shared_ptr<InstanceObj>> top_level_modules_;
   std::vector<std::string> instantiated_by_classes_;
   std::unordered_set<const ClassObj*> nested_classes_;
+  // Python objects form reference cycles (closures that see themselves, modules that keep their
+  // parent); the destructor empties these so that the shared_ptr graph is freed.
+  std::vector<std::weak_ptr<Scope>> scopes_;
+  std::vector<std::weak_ptr<InstanceObj>> instances_;
+  std::vector<std::weak_ptr<ClassObj>> classes_;
   Frame* frame_ = nullptr;
   uint64_t steps_ = 0;
   uint64_t id_counter_ = 0;

@@ -42,10 +42,10 @@ inline std::vector<NamedModule> named_modules(InstanceObj& root) {
   return out;
 }
 
-inline std::vector<NamedTensor> named_tensors(InstanceObj& root, bool buffers) {
+inline std::vector<NamedTensor> named_tensors(const std::vector<NamedModule>& modules, bool buffers) {
   std::vector<NamedTensor> out;
   std::unordered_set<const TensorObj*> seen;
-  for (auto& nm : named_modules(root)) {
+  for (auto& nm : modules) {
     if (!nm.module->module) continue;
     auto& md = *nm.module->module;
     auto& list = buffers ? md.buffers : md.parameters;
@@ -57,6 +57,10 @@ inline std::vector<NamedTensor> named_tensors(InstanceObj& root, bool buffers) {
     }
   }
   return out;
+}
+
+inline std::vector<NamedTensor> named_tensors(InstanceObj& root, bool buffers) {
+  return named_tensors(named_modules(root), buffers);
 }
 
 }  // namespace shardlens::python

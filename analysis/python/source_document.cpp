@@ -67,7 +67,16 @@ void SourceDocument::apply_edit(const TextEdit& edit) {
   input.new_end_point = point_after(input.start_point, edit.new_text);
 
   text_.replace(start, end - start, edit.new_text);
-  index_lines();
+  // Update the line index from the edit on, instead of rescanning the whole text.
+  auto first_after = std::upper_bound(line_starts_.begin(), line_starts_.end(), start);
+  auto last_removed = std::upper_bound(first_after, line_starts_.end(), end);
+  size_t keep = static_cast<size_t>(first_after - line_starts_.begin());
+  std::vector<uint32_t> tail(last_removed, line_starts_.end());
+  line_starts_.resize(keep);
+  for (uint32_t i = 0; i < edit.new_text.size(); ++i)
+    if (edit.new_text[i] == '\n') line_starts_.push_back(start + i + 1);
+  int64_t delta = static_cast<int64_t>(edit.new_text.size()) - static_cast<int64_t>(end - start);
+  for (uint32_t s : tail) line_starts_.push_back(static_cast<uint32_t>(s + delta));
   ts_tree_edit(tree_, &input);
   TSTree* next = ts_parser_parse_string(parser_, tree_, text_.data(), static_cast<uint32_t>(text_.size()));
   ts_tree_delete(tree_);

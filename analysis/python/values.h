@@ -185,6 +185,10 @@ struct ClassObj : Object {
   bool has_unknown_base = false;   // a base we cannot see (imported from elsewhere)
   bool is_dataclass = false;
   bool is_exception = false;
+  // Whether a user-defined __getattribute__ / __setattr__ is in the MRO (set at class creation,
+  // so that every attribute access need not search for them).
+  bool custom_getattribute = false;
+  bool custom_setattr = false;
   std::vector<std::string> dataclass_fields;  // in order, including inherited ones
   std::shared_ptr<ClassDef> def;
   const Unit* unit = nullptr;

@@ -8,8 +8,6 @@
 # .triu_(1)` as a non-persistent buffer, a sparse bool `alignment_heads`
 # buffer, and the output projection tied to token_embedding through matmul in
 # forward (no lm_head module).
-import base64
-import gzip
 import math
 from dataclasses import dataclass
 from typing import Dict, Iterable, Optional
@@ -208,9 +206,10 @@ class Whisper(nn.Module):
         all_heads[self.dims.n_text_layer // 2:] = True
         self.register_buffer("alignment_heads", all_heads.to_sparse(), persistent=False)
 
-    def set_alignment_heads(self, dump: bytes):
-        array = base64.b85decode(dump)
-        mask = torch.from_numpy(array).reshape(self.dims.n_text_layer, self.dims.n_text_head)
+    def set_alignment_heads(self, heads):
+        mask = torch.zeros(self.dims.n_text_layer, self.dims.n_text_head, dtype=torch.bool)
+        for layer, head in heads:
+            mask[layer, head] = True
         self.register_buffer("alignment_heads", mask.to_sparse(), persistent=False)
 
     def embed_audio(self, mel: torch.Tensor):
