@@ -215,7 +215,10 @@ Value to_int(Interpreter& in, const Value& v, const ir::Span& site) {
     if (t.empty() || (end && *end)) return in.raise("ValueError", "invalid literal for int(): " + repr(v), site);
     return Value::integer(n);
   }
-  if (auto* t = v.as<TensorObj>()) { (void)t; return in.unknown("int() of a tensor value", site); }
+  if (auto* t = v.as<TensorObj>()) {
+    if (t->values && t->values->size() == 1) return Value::integer(static_cast<int64_t>(std::trunc((*t->values)[0])));
+    return in.unknown("int() of a tensor whose value is not known statically", site);
+  }
   return in.raise("TypeError", "int() argument must be a string or a number, not '" + type_name(v) + "'", site);
 }
 
@@ -233,6 +236,7 @@ Value to_float(Interpreter& in, const Value& v, const ir::Span& site) {
     if (v.s.empty() || (end && *end)) return in.raise("ValueError", "could not convert string to float: " + repr(v), site);
     return Value::floating(d);
   }
+  if (auto* t = v.as<TensorObj>(); t && t->values && t->values->size() == 1) return Value::floating((*t->values)[0]);
   return in.unknown("float() of " + type_name(v), site);
 }
 
@@ -282,6 +286,20 @@ bool matches_type(Interpreter& in, const Value& v, const Value& type) {
   if (q == "collections.OrderedDict") return v.as<DictObj>() && v.as<DictObj>()->ordered;
   if (q == "builtins.set" || q == "builtins.frozenset") return v.kind == Value::Kind::Obj && v.obj->kind == ObjKind::Set;
   if (q == "builtins.type") return v.as<ClassObj>() != nullptr;
+  // The abstract base classes of collections.abc (and typing's aliases of them).
+  bool sequence = v.is_str() || TupleView::of(v) || v.as<RangeObj>();
+  bool mapping = v.as<DictObj>() != nullptr;
+  bool collection = sequence || mapping || (v.kind == Value::Kind::Obj && v.obj->kind == ObjKind::Set);
+  std::string abc = q.substr(q.rfind('.') + 1);
+  if (q.rfind("collections.abc.", 0) == 0 || q.rfind("typing.", 0) == 0) {
+    if (abc == "Sequence") return sequence;
+    if (abc == "MutableSequence") return v.as<ListObj>() != nullptr;
+    if (abc == "Mapping" || abc == "MutableMapping") return mapping;
+    if (abc == "Iterable" || abc == "Collection" || abc == "Sized" || abc == "Container") return collection || v.as<TensorObj>();
+    if (abc == "Callable") return v.kind == Value::Kind::Obj && (v.obj->kind == ObjKind::Function || v.obj->kind == ObjKind::Native ||
+                                                                v.obj->kind == ObjKind::Class || v.obj->kind == ObjKind::BoundMethod ||
+                                                                v.obj->kind == ObjKind::Partial);
+  }
   if (auto* t = v.as<TensorObj>()) return q == "torch.Tensor" || (t->is_parameter && q == "torch.nn.Parameter");
   (void)in;
   return false;
@@ -899,7 +917,16 @@ void install_python_builtins(Interpreter& in) {
   def("open", [](Interpreter& in, const Value&, Args&, const ir::Span& site) {
     return in.unknown("files are not read during static analysis", site);
   });
-  for (const char* name : {"exec", "eval", "compile", "__import__", "input", "globals", "locals"}) {
+  def("globals", [](Interpreter& in, const Value&, Args&, const ir::Span&) {
+    // A snapshot: reading through it works; writing through it does not reach the module.
+    auto d = std::make_shared<DictObj>();
+    for (const auto& name : in.global_order()) {
+      auto it = in.globals().vars.find(name);
+      if (it != in.globals().vars.end()) d->set(Value::str(name), it->second);
+    }
+    return Value::object(d);
+  });
+  for (const char* name : {"exec", "eval", "compile", "__import__", "input", "locals"}) {
     std::string n = name;
     def(n, [n](Interpreter& in, const Value&, Args&, const ir::Span& site) {
       return in.unknown(n + "() is not evaluated statically", site, true);
@@ -1412,7 +1439,13 @@ void install_python_builtins(Interpreter& in) {
       return b.positional.empty() ? Value::none() : b.positional[0];
     });
   };
-  for (const char* n : {"functools.lru_cache", "functools.cache", "functools.wraps", "functools.total_ordering",
+  // functools.wraps(f) is always a decorator factory: the decorated wrapper is what remains.
+  in.define_native("functools.wraps", [](Interpreter& in, const Value&, Args&, const ir::Span&) {
+    return in.native("functools.wraps.<decorator>", [](Interpreter&, const Value&, Args& b, const ir::Span&) {
+      return b.positional.empty() ? Value::none() : b.positional[0];
+    });
+  });
+  for (const char* n : {"functools.lru_cache", "functools.cache", "functools.total_ordering",
                         "typing.overload", "typing.final", "torch.jit.script", "torch.jit.ignore", "torch.jit.unused",
                         "torch.jit.export", "torch.fx.wrap", "torch.no_grad", "torch.inference_mode",
                         "torch.compile", "torch._dynamo.disable", "torch.jit.script_if_tracing"})
@@ -1560,10 +1593,27 @@ void install_python_builtins(Interpreter& in) {
                         "Generic", "Protocol", "TypeVar", "Annotated", "NamedTuple", "TypedDict", "Self"})
     in.make_builtin_class(std::string("typing.") + n, {}, nullptr);
   in.define("typing.TYPE_CHECKING", Value::boolean(false));
+  for (const char* n : {"Sequence", "MutableSequence", "Mapping", "MutableMapping", "Iterable", "Iterator", "Collection",
+                        "Sized", "Container", "Callable"})
+    in.make_builtin_class(std::string("collections.abc.") + n, {}, nullptr);
   in.define_native("typing.cast", [](Interpreter&, const Value&, Args& a, const ir::Span&) {
     return a.positional.size() == 2 ? a.positional[1] : Value::none();
   });
   in.define_native("typing.TypeVar", [](Interpreter& in, const Value&, Args&, const ir::Span& site) { return in.unknown("TypeVar", site); });
+
+  // --- enum: members are made when a subclass of Enum is defined (Interpreter::make_enum) ---
+  auto enum_class = in.make_builtin_class("enum.Enum", {}, nullptr);
+  in.define("enum.IntEnum", Value::object(in.make_builtin_class("enum.IntEnum", {std::static_pointer_cast<ClassObj>(in.builtin("builtins.int")->obj), enum_class}, nullptr)));
+  in.define("enum.StrEnum", Value::object(in.make_builtin_class("enum.StrEnum", {std::static_pointer_cast<ClassObj>(in.builtin("builtins.str")->obj), enum_class}, nullptr)));
+  in.define("enum.Flag", Value::object(enum_class));
+  in.define_native("enum.auto", [](Interpreter&, const Value&, Args&, const ir::Span&) {
+    auto marker = std::make_shared<DtypeObj>();  // replaced by the next integer when the Enum is made
+    marker->name = "enum.auto";
+    return Value::object(marker);
+  });
+  in.define_native("enum.unique", [](Interpreter&, const Value&, Args& a, const ir::Span&) {
+    return a.positional.empty() ? Value::none() : a.positional[0];
+  });
 
   // --- types / argparse: namespaces of attributes ---
   auto namespace_class = in.make_builtin_class("types.SimpleNamespace", {}, [](Interpreter&, const Value&, Args& a, const ir::Span&) {
@@ -1578,38 +1628,103 @@ void install_python_builtins(Interpreter& in) {
       inst->set_attribute("__arguments__", make_list({}));
     return Value::none();
   });
-  parser_class->set("add_argument", in.native("argparse.ArgumentParser.add_argument", [](Interpreter& in, const Value&, Args& a, const ir::Span&) {
+  // Each argument is kept as (dest, default, flags, type, action, const) on the parser.
+  parser_class->set("add_argument", in.native("argparse.ArgumentParser.add_argument", [](Interpreter&, const Value&, Args& a, const ir::Span&) {
     auto* inst = a.positional.empty() ? nullptr : a.positional[0].as<InstanceObj>();
     if (!inst) return Value::none();
     std::string dest;
+    std::vector<Value> flags;
     for (size_t k = 1; k < a.positional.size(); ++k) {
       if (!a.positional[k].is_str()) continue;
       std::string flag = a.positional[k].s;
-      if (flag.rfind("--", 0) == 0) { dest = flag.substr(2); break; }
-      if (flag.rfind("-", 0) != 0 && dest.empty()) dest = flag;
-      if (flag.rfind("-", 0) == 0 && dest.empty()) dest = flag.substr(1);
+      flags.push_back(a.positional[k]);
+      if (flag.rfind("--", 0) == 0 && (dest.empty() || dest.size() == 1)) dest = flag.substr(2);
+      else if (flag.rfind("-", 0) != 0 && dest.empty()) dest = flag;
+      else if (flag.rfind("-", 0) == 0 && dest.empty()) dest = flag.substr(1);
     }
     if (const Value* d = a.keyword("dest"); d && d->is_str()) dest = d->s;
     std::replace(dest.begin(), dest.end(), '-', '_');
+    std::string action = "store";
+    if (const Value* act = a.keyword("action"); act && act->is_str()) action = act->s;
     Value dflt = Value::none();
     if (const Value* d = a.keyword("default")) dflt = *d;
-    else if (const Value* action = a.keyword("action"); action && action->is_str())
-      dflt = Value::boolean(action->s == "store_false");
+    else if (action == "store_true") dflt = Value::boolean(false);
+    else if (action == "store_false") dflt = Value::boolean(true);
+    const Value* type = a.keyword("type");
+    const Value* konst = a.keyword("const");
     if (Value* list = inst->find_attribute("__arguments__"))
-      list->as<ListObj>()->items.push_back(make_tuple({Value::str(dest), dflt}));
-    (void)in;
+      list->as<ListObj>()->items.push_back(make_tuple({Value::str(dest), dflt, make_list(flags), type ? *type : Value::none(),
+                                                       Value::str(action), konst ? *konst : Value::none()}));
     return Value::none();
   }));
-  auto parse_args = [namespace_class](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
-    // Statically there is no command line: every argument takes its default.
+  auto parse_args = [namespace_class](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    // Without an explicit argv there is no command line statically: every argument takes its
+    // default. With parse_args([...]) the given strings are parsed as argparse would.
     auto* inst = a.positional.empty() ? nullptr : a.positional[0].as<InstanceObj>();
     Value ns = in.instantiate(namespace_class, Args{}, site);
+    auto* out = ns.as<InstanceObj>();
+    std::vector<std::vector<Value>> arguments;
     if (inst)
       if (Value* list = inst->find_attribute("__arguments__"))
         for (auto& item : list->as<ListObj>()->items) {
-          auto* t = TupleView::of(item);
-          ns.as<InstanceObj>()->set_attribute(t->items[0].s, t->items[1]);
+          arguments.push_back(TupleView::of(item)->items);
+          out->set_attribute(arguments.back()[0].s, arguments.back()[1]);
         }
+    const Value* argv = argument(a, 1, "args");
+    if (!argv || argv->is_none()) return ns;
+    Value why;
+    auto words = in.iterate(*argv, site, &why);
+    if (!words) return why;
+    size_t positional_index = 0;
+    for (size_t i = 0; i < words->size(); ++i) {
+      const Value& w = (*words)[i];
+      if (!w.is_str()) return in.unknown("parse_args() of a non-string argument", site);
+      std::string word = w.s, inline_value;
+      bool has_inline = false;
+      if (word.rfind("-", 0) == 0)
+        if (auto eq = word.find('='); eq != std::string::npos) {
+          inline_value = word.substr(eq + 1);
+          word = word.substr(0, eq);
+          has_inline = true;
+        }
+      const std::vector<Value>* match = nullptr;
+      for (auto& arg : arguments) {
+        for (auto& f : TupleView::of(arg[2])->items)
+          if (f.s == word && word.rfind("-", 0) == 0) match = &arg;
+      }
+      if (!match && word.rfind("-", 0) != 0) {
+        // The next positional argument.
+        size_t seen = 0;
+        for (auto& arg : arguments) {
+          auto& fl = TupleView::of(arg[2])->items;
+          if (!fl.empty() && fl[0].s.rfind("-", 0) != 0 && seen++ == positional_index) {
+            match = &arg;
+            break;
+          }
+        }
+        if (!match) return in.raise("SystemExit", "unrecognized arguments: " + word, site);
+        ++positional_index;
+        Value v = match->at(3).is_none() ? Value::str(word) : in.call(match->at(3), Args{{Value::str(word)}, {}}, site);
+        out->set_attribute(match->at(0).s, v);
+        continue;
+      }
+      if (!match) return in.raise("SystemExit", "unrecognized arguments: " + word, site);
+      const std::string& action = match->at(4).s;
+      if (action == "store_true" || action == "store_false") {
+        out->set_attribute(match->at(0).s, Value::boolean(action == "store_true"));
+        continue;
+      }
+      if (action == "store_const") {
+        out->set_attribute(match->at(0).s, match->at(5));
+        continue;
+      }
+      std::string text;
+      if (has_inline) text = inline_value;
+      else if (i + 1 < words->size() && (*words)[i + 1].is_str()) text = (*words)[++i].s;
+      else return in.raise("SystemExit", "argument " + word + ": expected one argument", site);
+      Value v = match->at(3).is_none() ? Value::str(text) : in.call(match->at(3), Args{{Value::str(text)}, {}}, site);
+      out->set_attribute(match->at(0).s, v);
+    }
     return ns;
   };
   parser_class->set("parse_args", in.native("argparse.ArgumentParser.parse_args", parse_args));

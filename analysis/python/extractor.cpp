@@ -200,6 +200,7 @@ std::vector<std::shared_ptr<Unit>> ModelExtractor::units(ExtractStats& stats) {
         unit->stmt = lower_top_level(n, text, row, problems);
       }
       for (auto& p : problems) unit->problems.emplace_back(p.span, p.message);
+      unit->definition_cacheable = unit->stmt && definition_is_cacheable(*unit->stmt);
       if (unit->stmt && unit->stmt->kind == StmtKind::ClassDef) {
         unit->class_name = unit->stmt->class_def->name;
         collect_names(unit->stmt->class_def->body, unit->referenced_names);
@@ -472,6 +473,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     return a.span.line < b.span.line || (a.span.line == b.span.line && a.span.column < b.span.column);
   });
   result.stats.interpreter_steps = interp.steps();
+  result.stats.definitions_reused = interp.definitions_reused();
   result.stats.ir_ms = ms(t2);
   return result;
 }

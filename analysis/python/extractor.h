@@ -24,6 +24,7 @@ struct ExtractStats {
   size_t units_lowered = 0;   // lowered afresh in this extraction (the rest came from the cache)
   std::vector<std::string> classes_lowered;  // names of the classes among them
   uint64_t interpreter_steps = 0;
+  size_t definitions_reused = 0;  // class / function objects reused from the last extraction
   double lower_ms = 0;    // finding and lowering top-level statements
   double execute_ms = 0;  // abstract execution and root selection
   double ir_ms = 0;       // building the model IR

@@ -381,6 +381,7 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
     case StmtKind::Continue: return Flow::Continue;
     case StmtKind::Pass: return Flow::Normal;
     case StmtKind::FunctionDef: {
+      if (frame.unit && frame.unit->definition_cacheable && frame.unit->stmt.get() == &s) return define_cached(s, frame);
       std::string qual = s.function->name;
       Value f = make_function(s.function, frame, qual);
       f = apply_decorators(s.function->decorators, f, frame);
@@ -389,6 +390,7 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
       return Flow::Normal;
     }
     case StmtKind::ClassDef: {
+      if (frame.unit && frame.unit->definition_cacheable && frame.unit->stmt.get() == &s) return define_cached(s, frame);
       Value c = define_class(s, frame);
       if (pending_) return Flow::Raise;
       bind_name(s.class_def->name, c, frame);
@@ -690,10 +692,165 @@ Value Interpreter::apply_decorators(const std::vector<ExprPtr>& decorators, Valu
   return target;
 }
 
-Value Interpreter::define_class(const Stmt& s, Frame& frame) {
+namespace {
+bool constant_expr(const Expr* e) {
+  if (!e) return true;
+  switch (e->kind) {
+    case ExprKind::Int: case ExprKind::Float: case ExprKind::Str: case ExprKind::Bool: case ExprKind::NoneLit:
+    case ExprKind::EllipsisLit: return true;
+    case ExprKind::UnaryOp: return (e->name == "-" || e->name == "+") && constant_expr(e->items[0].get());
+    case ExprKind::Tuple:
+      for (auto& item : e->items)
+        if (!constant_expr(item.get())) return false;
+      return true;
+    default: return false;
+  }
+}
+bool name_or_attribute(const Expr* e) {
+  if (!e) return false;
+  if (e->kind == ExprKind::Name) return true;
+  return e->kind == ExprKind::Attribute && name_or_attribute(e->items[0].get());
+}
+bool pure_function(const FunctionDef& f) {
+  for (auto& d : f.decorators)
+    if (!name_or_attribute(d.get())) return false;
+  for (auto& p : f.params)
+    if (!constant_expr(p.default_value.get())) return false;
+  return true;
+}
+}  // namespace
+
+bool definition_is_cacheable(const Stmt& s) {
+  if (s.kind == StmtKind::FunctionDef) return pure_function(*s.function);
+  if (s.kind != StmtKind::ClassDef) return false;
+  const ClassDef& c = *s.class_def;
+  for (auto& b : c.bases)
+    if (!name_or_attribute(b.get())) return false;  // also refuses metaclass= keywords
+  for (auto& d : c.decorators)
+    if (!name_or_attribute(d.get())) return false;
+  for (auto& st : c.body) {
+    if (!st) continue;
+    switch (st->kind) {
+      case StmtKind::Pass: break;
+      case StmtKind::Expr:
+        if (!st->value || st->value->kind != ExprKind::Str) return false;  // docstrings only
+        break;
+      case StmtKind::FunctionDef:
+        if (!pure_function(*st->function)) return false;
+        break;
+      case StmtKind::Assign:
+        if (st->targets.size() != 1 || st->targets[0]->kind != ExprKind::Name || !constant_expr(st->value.get())) return false;
+        break;
+      case StmtKind::AnnAssign:
+        if (st->targets[0]->kind != ExprKind::Name || !constant_expr(st->value.get())) return false;
+        break;
+      default: return false;
+    }
+  }
+  return true;
+}
+
+bool Interpreter::definition_inputs(const Stmt& s, Frame& frame, std::vector<const Object*>& inputs) {
+  // Only names and attributes are evaluated here (no side effects); every input must be a class
+  // (bases) or a built-in native (decorators: dataclass, property, ...), identified by address.
+  auto native = [&](const Expr& e) {
+    Value v = eval(e, frame);
+    if (!v.as<NativeObj>() || pending_) return false;
+    inputs.push_back(v.obj.get());
+    return true;
+  };
+  if (s.kind == StmtKind::FunctionDef) {
+    for (auto& d : s.function->decorators)
+      if (!native(*d)) return false;
+    return true;
+  }
+  for (auto& b : s.class_def->bases) {
+    Value v = eval(*b, frame);
+    if (!v.as<ClassObj>() || pending_) return false;
+    inputs.push_back(v.obj.get());
+  }
+  for (auto& d : s.class_def->decorators)
+    if (!native(*d)) return false;
+  for (auto& st : s.class_def->body)
+    if (st && st->kind == StmtKind::FunctionDef)
+      for (auto& d : st->function->decorators)
+        if (!native(*d)) return false;
+  return true;
+}
+
+void Interpreter::make_enum(ClassObj& cls) {
+  // Plain class attributes become members: instances of the class with .name and .value.
+  cls.is_enum = true;
+  for (ClassObj* c : cls.mro)
+    if (c->qualname == "builtins.str" || c->qualname == "builtins.int") cls.enum_value_equality = true;
+  auto self = std::static_pointer_cast<ClassObj>(cls.shared_from_this());
+  int64_t last = 0;
+  for (auto& [name, value] : cls.attributes) {
+    if (name.rfind("_", 0) == 0 || value.as<FunctionObj>() || value.as<NativeObj>() || value.as<ClassObj>() ||
+        (value.kind == Value::Kind::Obj && (value.obj->kind == ObjKind::Property || value.obj->kind == ObjKind::StaticMethod ||
+                                            value.obj->kind == ObjKind::ClassMethod)))
+      continue;
+    Value v = value;
+    if (v.kind == Value::Kind::Obj && v.as<DtypeObj>() && v.as<DtypeObj>()->name == "enum.auto") v = Value::integer(last + 1);
+    if (v.is_int()) last = v.as_int();
+    auto member = std::make_shared<InstanceObj>();
+    member->cls = self;
+    member->id = next_id();
+    member->set_attribute("name", Value::str(name));
+    member->set_attribute("value", v);
+    value = Value::object(member);
+    cls.enum_members.push_back(value);
+  }
+  cls.native_new = [](Interpreter& in, const Value& callee, CallArgs& a, const ir::Span& site) -> Value {
+    auto* c = callee.as<ClassObj>();
+    if (!a.positional.empty())
+      for (auto& m : c->enum_members)
+        if (in.equal(*m.as<InstanceObj>()->find_attribute("value"), a.positional[0]).value_or(false) ||
+            (a.positional[0].as<InstanceObj>() == m.as<InstanceObj>()))
+          return m;
+    return in.raise("ValueError", (a.positional.empty() ? std::string("?") : repr(a.positional[0])) + " is not a valid " + c->name, site);
+  };
+}
+
+Flow Interpreter::define_cached(const Stmt& s, Frame& frame) {
+  std::vector<const Object*> inputs;
+  bool cacheable = definition_inputs(s, frame, inputs);
+  if (pending_) return Flow::Raise;
+  auto& cache = frame.unit->definition_cache;
+  const std::string& name = s.kind == StmtKind::ClassDef ? s.class_def->name : s.function->name;
+  if (cacheable && cache && cache->inputs == inputs) {
+    if (auto* cls = cache->value.as<ClassObj>()) {
+      cls->attributes = cache->attributes;  // undo what the last run's code did to the class
+      cls->span = absolute(s.span, frame.unit);
+    }
+    ++definitions_reused_;
+    bind_name(name, cache->value, frame);
+    return Flow::Normal;
+  }
+  Value v;
+  if (s.kind == StmtKind::ClassDef) {
+    v = define_class(s, frame, /*track=*/!cacheable);
+  } else {
+    v = make_function(s.function, frame, s.function->name);
+    v = apply_decorators(s.function->decorators, v, frame);
+  }
+  if (pending_) return Flow::Raise;
+  bind_name(name, v, frame);
+  if (cacheable) {
+    cache = std::make_shared<DefinitionCache>();
+    cache->value = v;
+    cache->inputs = std::move(inputs);
+    if (auto* cls = v.as<ClassObj>()) cache->attributes = cls->attributes;
+  } else {
+    cache.reset();
+  }
+  return Flow::Normal;
+}
+
+Value Interpreter::define_class(const Stmt& s, Frame& frame, bool track) {
   const ClassDef& def = *s.class_def;
   auto cls = std::make_shared<ClassObj>();
-  classes_.push_back(cls);
+  if (track) classes_.push_back(cls);
   cls->name = def.name;
   cls->qualname = def.name;
   cls->def = s.class_def;
@@ -756,6 +913,8 @@ Value Interpreter::define_class(const Stmt& s, Frame& frame) {
     cls->set(name, v);
   }
   if (named_tuple) make_dataclass(*this, *cls);
+  for (ClassObj* c : cls->mro)
+    if (c != cls.get() && c->qualname == "enum.Enum") make_enum(*cls);
   cls->custom_getattribute = user_defined(*cls, "__getattribute__");
   cls->custom_setattr = user_defined(*cls, "__setattr__");
   return apply_decorators(def.decorators, Value::object(cls), frame);
@@ -1066,6 +1225,18 @@ Value Interpreter::instance_attribute(const Value& object, const std::string& na
     bool found = false;
     Value v = module_get(*inst, name, found);
     if (found) return v;
+    if (name == "_parameters" || name == "_buffers" || name == "_modules") {
+      // A read-only snapshot of nn.Module's registry (writes through it are not seen).
+      auto d = std::make_shared<DictObj>();
+      d->ordered = true;
+      auto add = [&](auto& list) {
+        for (auto& [k, obj] : list) d->set(Value::str(k), obj ? Value::object(obj) : Value::none());
+      };
+      if (name == "_parameters") add(inst->module->parameters);
+      else if (name == "_buffers") add(inst->module->buffers);
+      else add(inst->module->modules);
+      return Value::object(d);
+    }
   }
   bool found = false;
   Value v = class_attribute(inst->cls, &object, name, 0, site, found);
@@ -1130,6 +1301,11 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
       std::string qual = ns->qualname + "." + name;
       if (const Value* v = builtin(qual)) return *v;
       if (builtins_->namespaces.count(qual)) return namespace_value(qual);
+      // torch.nn.modules.<file>.<Class> is torch.nn.<Class>.
+      if (ns->qualname.rfind("torch.nn.modules", 0) == 0) {
+        if (const Value* v = builtin("torch.nn." + name)) return *v;
+        if (!name.empty() && islower(static_cast<unsigned char>(name[0]))) return namespace_value(qual);
+      }
       std::string root = ns->qualname.substr(0, ns->qualname.find('.'));
       if (builtins_->namespaces.count(root))
         return unknown("'" + qual + "' is not modelled by shardlens", site, true);
@@ -1548,7 +1724,14 @@ Value Interpreter::eval_subscript(const Value& target, const Value& index, const
     Value getitem = class_attribute(inst->cls, &target, "__getitem__", 0, site, found);
     if (found) return call(getitem, CallArgs{{index}, {}}, site);
   }
-  if (target.as<ClassObj>()) return unknown("generic alias", site);  // List[int], Optional[X]
+  if (auto* cls = target.as<ClassObj>()) {
+    if (cls->is_enum && index.is_str()) {
+      for (auto& m : cls->enum_members)
+        if (m.as<InstanceObj>()->find_attribute("name")->s == index.s) return m;
+      return raise("KeyError", index.s, site);
+    }
+    return unknown("generic alias", site);  // List[int], Optional[X]
+  }
   if (const NativeFn* f = method(target.kind == Value::Kind::Obj && target.obj->kind == ObjKind::Tensor ? "tensor" : type_name(target), "__getitem__")) {
     CallArgs args{{index}, {}};
     return (*f)(*this, target, args, site);
@@ -1593,6 +1776,12 @@ std::optional<bool> Interpreter::truth(const Value& v) {
 
 std::optional<bool> Interpreter::equal(const Value& a, const Value& b) {
   if (a.is_unknown() || b.is_unknown()) return std::nullopt;
+  for (const Value* v : {&a, &b})  // class Color(str, Enum): Color.RED == "red"
+    if (auto* inst = v->as<InstanceObj>(); inst && inst->cls->enum_value_equality) {
+      const Value& other = v == &a ? b : a;
+      if (!other.as<InstanceObj>())
+        if (Value* value = inst->find_attribute("value")) return equal(*value, other);
+    }
   if (a.is_number() && b.is_number()) {
     if (a.kind == Value::Kind::Float || b.kind == Value::Kind::Float) return a.as_float() == b.as_float();
     return a.as_int() == b.as_int();
@@ -1874,6 +2063,7 @@ std::optional<std::vector<Value>> Interpreter::iterate(const Value& v, const ir:
     for (int64_t i = 0; i < n; ++i) out.push_back(Value::integer(r->start + i * r->step));
     return out;
   }
+  if (auto* cls = v.as<ClassObj>(); cls && cls->is_enum) return cls->enum_members;
   if (auto* t = v.as<TensorObj>(); t && t->shape && !t->shape->empty()) {
     int64_t n = (*t->shape)[0];
     if (n > limits_.max_loop_iterations) {

@@ -26,6 +26,15 @@ struct Event {
 
 enum class Flow : uint8_t { Normal, Return, Break, Continue, Raise };
 
+struct DefinitionCache {
+  Value value;                                            // the class or function as bound
+  std::vector<const Object*> inputs;                      // its bases and decorators, by identity
+  std::vector<std::pair<std::string, Value>> attributes;  // a class's namespace as created
+};
+
+// Whether a top-level class or function definition qualifies for DefinitionCache (syntactic).
+bool definition_is_cacheable(const Stmt& stmt);
+
 struct Frame {
   std::shared_ptr<Scope> scope;
   const Unit* unit = nullptr;
@@ -110,6 +119,7 @@ class Interpreter {
                                         bool parameter = false);
   const std::vector<Event>& events() const { return events_; }
   uint64_t steps() const { return steps_; }
+  size_t definitions_reused() const { return definitions_reused_; }
   bool budget_exhausted() const { return budget_exhausted_; }
   // Module instances created at module level, in creation order (root selection reads it).
   const std::vector<std::shared_ptr<InstanceObj>>& top_level_modules() const { return top_level_modules_; }
@@ -137,7 +147,10 @@ class Interpreter {
   void bind_name(const std::string& name, Value value, Frame& frame);
   Value make_function(const std::shared_ptr<FunctionDef>& def, Frame& frame, const std::string& qualname);
   Value call_function(FunctionObj& fn, CallArgs args, const ir::Span& site, const Value* bound_self);
-  Value define_class(const Stmt& stmt, Frame& frame);
+  Value define_class(const Stmt& stmt, Frame& frame, bool track = true);
+  bool definition_inputs(const Stmt& stmt, Frame& frame, std::vector<const Object*>& inputs);
+  Flow define_cached(const Stmt& stmt, Frame& frame);
+  void make_enum(ClassObj& cls);
   Value apply_decorators(const std::vector<ExprPtr>& decorators, Value target, Frame& frame);
   void import_module(const Stmt& stmt, Frame& frame);
   Value compare(const std::string& op, const Value& a, const Value& b, const ir::Span& site);
@@ -181,6 +194,7 @@ class Interpreter {
   std::vector<std::weak_ptr<ClassObj>> classes_;
   Frame* frame_ = nullptr;
   uint64_t steps_ = 0;
+  size_t definitions_reused_ = 0;
   uint64_t id_counter_ = 0;
   int call_depth_ = 0;
   bool budget_exhausted_ = false;

@@ -125,6 +125,9 @@ class Lowerer {
  private:
   T type(TSNode n) const {
     if (ts_node_is_missing(n)) return T::Error;
+    if (ts_node_is_extra(n) && !ts_node_is_null(n) && ts_node_symbol(n) < sym_.by_symbol.size() &&
+        sym_.by_symbol[ts_node_symbol(n)] != T::Error)
+      return T::Comment;  // comments and line continuations
     TSSymbol s = ts_node_symbol(n);
     return s < sym_.by_symbol.size() ? sym_.by_symbol[s] : T::Other;
   }
@@ -187,6 +190,25 @@ class Lowerer {
   bool saw_yield_ = false;
 };
 
+// The k-th named child that is not an extra (comments and `\` line continuations may sit
+// anywhere between a node's children).
+TSNode named(TSNode n, uint32_t k) {
+  uint32_t count = ts_node_named_child_count(n);
+  for (uint32_t i = 0; i < count; ++i) {
+    TSNode c = ts_node_named_child(n, i);
+    if (ts_node_is_extra(c)) continue;
+    if (k-- == 0) return c;
+  }
+  return TSNode{};
+}
+
+uint32_t named_count(TSNode n) {
+  uint32_t count = ts_node_named_child_count(n), k = 0;
+  for (uint32_t i = 0; i < count; ++i)
+    if (!ts_node_is_extra(ts_node_named_child(n, i))) ++k;
+  return k;
+}
+
 struct DepthGuard {
   int& depth;
   explicit DepthGuard(int& d) : depth(d) { ++depth; }
@@ -230,9 +252,9 @@ StmtPtr Lowerer::simple_or_compound(TSNode n) {
   }
   switch (type(n)) {
     case T::ExpressionStatement: {
-      uint32_t count = ts_node_named_child_count(n);
+      uint32_t count = named_count(n);
       if (count == 1) {
-        TSNode c = ts_node_named_child(n, 0);
+        TSNode c = named(n, 0);
         T t = type(c);
         if (t == T::Assignment || t == T::AugmentedAssignment) return assignment(c);
         auto s = make_stmt(StmtKind::Expr, n);
@@ -245,7 +267,7 @@ StmtPtr Lowerer::simple_or_compound(TSNode n) {
     }
     case T::ReturnStatement: {
       auto s = make_stmt(StmtKind::Return, n);
-      if (ts_node_named_child_count(n) > 0) s->value = expression(ts_node_named_child(n, 0));
+      if (named_count(n) > 0) s->value = expression(named(n, 0));
       return s;
     }
     case T::IfStatement: return if_statement(n);
@@ -284,7 +306,7 @@ StmtPtr Lowerer::simple_or_compound(TSNode n) {
       for (uint32_t i = 0; i < count; ++i) {
         TSNode c = ts_node_named_child(n, i);
         if (type(c) == T::Decorator && ts_node_named_child_count(c) > 0)
-          decorators.push_back(expression(ts_node_named_child(c, 0)));
+          decorators.push_back(expression(named(c, 0)));
       }
       TSNode def = field(n, sym_.definition);
       if (ts_node_is_null(def)) return nullptr;
@@ -305,12 +327,12 @@ StmtPtr Lowerer::simple_or_compound(TSNode n) {
     case T::ContinueStatement: return make_stmt(StmtKind::Continue, n);
     case T::AssertStatement: {
       auto s = make_stmt(StmtKind::Assert, n);
-      if (ts_node_named_child_count(n) > 0) s->value = expression(ts_node_named_child(n, 0));
+      if (named_count(n) > 0) s->value = expression(named(n, 0));
       return s;
     }
     case T::RaiseStatement: {
       auto s = make_stmt(StmtKind::Raise, n);
-      if (ts_node_named_child_count(n) > 0) s->value = expression(ts_node_named_child(n, 0));
+      if (named_count(n) > 0) s->value = expression(named(n, 0));
       return s;
     }
     case T::GlobalStatement:
@@ -322,8 +344,8 @@ StmtPtr Lowerer::simple_or_compound(TSNode n) {
     }
     case T::DeleteStatement: {
       auto s = make_stmt(StmtKind::Delete, n);
-      if (ts_node_named_child_count(n) > 0) {
-        TSNode c = ts_node_named_child(n, 0);
+      if (named_count(n) > 0) {
+        TSNode c = named(n, 0);
         if (type(c) == T::ExpressionList) {
           uint32_t count = ts_node_named_child_count(c);
           for (uint32_t i = 0; i < count; ++i) s->targets.push_back(expression(ts_node_named_child(c, i)));
@@ -441,10 +463,10 @@ StmtPtr Lowerer::with_statement(TSNode n) {
       if (type(item) != T::WithItem) continue;
       TSNode v = field(item, sym_.value);
       if (!ts_node_is_null(v) && type(v) == T::AsPattern && ts_node_named_child_count(v) >= 2) {
-        TSNode target = ts_node_named_child(v, 1);
+        TSNode target = named(v, 1);
         if (type(target) == T::AsPatternTarget && ts_node_named_child_count(target) > 0)
-          target = ts_node_named_child(target, 0);
-        s->with_items.emplace_back(expression(ts_node_named_child(v, 0)), expression(target));
+          target = named(target, 0);
+        s->with_items.emplace_back(expression(named(v, 0)), expression(target));
       } else if (!ts_node_is_null(v)) {
         s->with_items.emplace_back(expression(v), nullptr);
       }
@@ -515,13 +537,13 @@ void Lowerer::parameters(TSNode n, std::vector<Param>& out) {
         p.default_value = expression(field(c, sym_.value));
         break;
       case T::TypedParameter: {
-        TSNode inner = ts_node_named_child(c, 0);
+        TSNode inner = named(c, 0);
         if (type(inner) == T::ListSplatPattern) {
           p.kind = ParamKind::VarArgs;
-          p.name = text(ts_node_named_child(inner, 0));
+          p.name = text(named(inner, 0));
         } else if (type(inner) == T::DictionarySplatPattern) {
           p.kind = ParamKind::VarKwargs;
-          p.name = text(ts_node_named_child(inner, 0));
+          p.name = text(named(inner, 0));
         } else {
           p.name = text(inner);
         }
@@ -529,11 +551,11 @@ void Lowerer::parameters(TSNode n, std::vector<Param>& out) {
       }
       case T::ListSplatPattern:
         p.kind = ParamKind::VarArgs;
-        p.name = text(ts_node_named_child(c, 0));
+        p.name = text(named(c, 0));
         break;
       case T::DictionarySplatPattern:
         p.kind = ParamKind::VarKwargs;
-        p.name = text(ts_node_named_child(c, 0));
+        p.name = text(named(c, 0));
         break;
       case T::PositionalSeparator: p.kind = ParamKind::PositionalOnlyMarker; break;
       case T::KeywordSeparator: p.kind = ParamKind::KeywordOnlyMarker; break;
@@ -708,7 +730,7 @@ void Lowerer::string_parts(TSNode n, Expr& fstring, std::string& literal, bool& 
           fstring.ops.emplace_back("\x01");  // marker: a literal part
           literal.clear();
         }
-        TSNode inner = ts_node_named_child(c, 0);
+        TSNode inner = named(c, 0);
         auto part = expression(inner);
         // Keep a format spec (`:.2f`) or conversion (`!r`) as a trailing Str in `ops`.
         uint32_t k = ts_node_named_child_count(c);
@@ -778,13 +800,13 @@ ExprPtr Lowerer::call(TSNode n) {
       }
       case T::ListSplat: {
         auto k = make(ExprKind::Starred, a);
-        k->items.push_back(expression(ts_node_named_child(a, 0)));
+        k->items.push_back(expression(named(a, 0)));
         e->items.push_back(std::move(k));
         break;
       }
       case T::DictionarySplat: {
         auto k = make(ExprKind::DoubleStar, a);
-        k->items.push_back(expression(ts_node_named_child(a, 0)));
+        k->items.push_back(expression(named(a, 0)));
         e->items.push_back(std::move(k));
         break;
       }
@@ -830,7 +852,7 @@ ExprPtr Lowerer::comprehension(ExprKind kind, TSNode n) {
       }
       e->comprehensions.push_back(std::move(comp));
     } else if (type(c) == T::IfClause && !e->comprehensions.empty()) {
-      e->comprehensions.back().conditions.push_back(expression(ts_node_named_child(c, 0)));
+      e->comprehensions.back().conditions.push_back(expression(named(c, 0)));
     }
   }
   return e;
@@ -984,12 +1006,12 @@ ExprPtr Lowerer::expression_inner(TSNode n) {
     case T::ListSplat:
     case T::ListSplatPattern: {
       auto e = make(ExprKind::Starred, n);
-      e->items.push_back(expression(ts_node_named_child(n, 0)));
+      e->items.push_back(expression(named(n, 0)));
       return e;
     }
     case T::DictionarySplat: {
       auto e = make(ExprKind::DoubleStar, n);
-      e->items.push_back(expression(ts_node_named_child(n, 0)));
+      e->items.push_back(expression(named(n, 0)));
       return e;
     }
     case T::Dictionary: {
@@ -998,11 +1020,11 @@ ExprPtr Lowerer::expression_inner(TSNode n) {
       for (uint32_t i = 0; i < count; ++i) {
         TSNode c = ts_node_named_child(n, i);
         if (type(c) == T::Pair) {
-          e->items.push_back(expression(ts_node_named_child(c, 0)));
+          e->items.push_back(expression(named(c, 0)));
           e->items.push_back(expression(field(c, sym_.value)));
         } else if (type(c) == T::DictionarySplat) {
           auto k = make(ExprKind::DoubleStar, c);
-          k->items.push_back(expression(ts_node_named_child(c, 0)));
+          k->items.push_back(expression(named(c, 0)));
           e->items.push_back(std::move(k));
         }
       }
@@ -1018,7 +1040,7 @@ ExprPtr Lowerer::expression_inner(TSNode n) {
       e->items.push_back(expression(field(n, sym_.value)));
       return e;
     }
-    case T::Type: return ts_node_named_child_count(n) ? expression(ts_node_named_child(n, 0)) : unsupported(n, "type");
+    case T::Type: return named_count(n) ? expression(named(n, 0)) : unsupported(n, "type");
     case T::Yield:
       saw_yield_ = true;
       return unsupported(n, "yield");

@@ -122,6 +122,8 @@ struct Stmt {
   int level = 0;       // ImportFrom: leading dots
 };
 
+struct DefinitionCache;  // interpreter.h
+
 // One top-level statement of a file with its lowered tree; reused while its text is unchanged.
 struct Unit {
   uint32_t start_row = 0;  // current absolute row (0-based) of the statement's first line
@@ -131,6 +133,11 @@ struct Unit {
   std::string class_name;  // non-empty when the statement defines a class
   std::vector<std::string> referenced_names;  // identifiers used inside a class body (root selection)
   std::vector<std::pair<RelSpan, std::string>> problems;  // syntax errors inside the statement
+  // A class or function definition whose result depends only on the objects its bases and
+  // decorators name (constant defaults, constant class attributes): the interpreter may reuse
+  // the object it built last time when those are the same objects again.
+  bool definition_cacheable = false;
+  mutable std::shared_ptr<DefinitionCache> definition_cache;
 };
 
 }  // namespace shardlens::python

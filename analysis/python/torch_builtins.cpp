@@ -311,7 +311,70 @@ const char* kShapePreserving[] = {
     "fill_diagonal_", "erfinv_", "trunc_normal_", "pow", "reciprocal", "square", "float_power", "mul", "add", "div",
     "sub", "round", "floor", "ceil", "type_as", "pin_memory", "share_memory_", "log1p", "expm1", "clamp_min",
     "clamp_max", "sign", "bernoulli_", "random_", "exponential_", "geometric_", "cauchy_", "log_normal_", "set_",
-    "new_tensor", "softmax", "log_softmax", "cumsum", "cumprod", "flip", "roll", "requires_grad"};
+    "softmax", "log_softmax", "cumsum", "cumprod", "flip", "roll", "requires_grad", "to_sparse",
+    "to_dense", "coalesce", "nan_to_num", "abs_", "neg_", "sqrt_", "pow_", "reciprocal_", "sigmoid_", "tanh_"};
+
+// Reductions (sum, mean, max, ...) over all dims or some, with keepdim; values when known.
+Value reduce(Interpreter& in, const std::string& name, const TensorObj& t, const Value* dim_arg, bool keepdim,
+             const ir::Span& site) {
+  if (!t.shape) return tensor_like(in, t, std::nullopt, site);
+  const auto& shape = *t.shape;
+  std::vector<bool> reduced(shape.size(), dim_arg == nullptr || dim_arg->is_none());
+  if (dim_arg && !dim_arg->is_none()) {
+    std::vector<Value> dims;
+    if (auto* l = TupleView::of(*dim_arg)) dims = l->items; else dims.push_back(*dim_arg);
+    for (auto& d : dims) {
+      if (!d.is_int()) return tensor_like(in, t, std::nullopt, site);
+      int64_t k = norm_dim(d.as_int(), shape.size());
+      if (k < 0 || k >= static_cast<int64_t>(shape.size())) return in.raise("IndexError", "dimension out of range", site);
+      reduced[k] = true;
+    }
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (!reduced[i]) out.push_back(shape[i]);
+    else if (keepdim) out.push_back(1);
+  Value r = tensor_like(in, t, out, site);
+  auto* rt = r.as<TensorObj>();
+  if (name == "argmax" || name == "argmin") rt->dtype = "int64";
+  if (name == "any" || name == "all") rt->dtype = "bool";
+  if (name == "mean" && is_integral_dtype(rt->dtype)) rt->dtype = "float32";
+  if (!t.values) return r;
+  // Fold values: each input element goes to the output cell of its kept coordinates.
+  size_t n_out = 1;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (!reduced[i]) n_out *= static_cast<size_t>(shape[i]);
+  std::vector<std::vector<double>> groups(n_out);
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (double v : *t.values) {
+    size_t o = 0;
+    for (size_t i = 0; i < shape.size(); ++i)
+      if (!reduced[i]) o = o * static_cast<size_t>(shape[i]) + static_cast<size_t>(idx[i]);
+    groups[o].push_back(v);
+    for (size_t i = shape.size(); i-- > 0;) {
+      if (++idx[i] < shape[i]) break;
+      idx[i] = 0;
+    }
+  }
+  std::vector<double> values;
+  for (auto& g : groups) {
+    double acc = 0;
+    if (name == "sum") for (double v : g) acc += v;
+    else if (name == "mean") { for (double v : g) acc += v; acc = g.empty() ? NAN : acc / static_cast<double>(g.size()); }
+    else if (name == "prod") { acc = 1; for (double v : g) acc *= v; }
+    else if (name == "max" || name == "amax") acc = g.empty() ? NAN : *std::max_element(g.begin(), g.end());
+    else if (name == "min" || name == "amin") acc = g.empty() ? NAN : *std::min_element(g.begin(), g.end());
+    else if (name == "argmax") acc = static_cast<double>(std::max_element(g.begin(), g.end()) - g.begin());
+    else if (name == "argmin") acc = static_cast<double>(std::min_element(g.begin(), g.end()) - g.begin());
+    else if (name == "any") acc = std::any_of(g.begin(), g.end(), [](double v) { return v != 0; });
+    else if (name == "all") acc = std::all_of(g.begin(), g.end(), [](double v) { return v != 0; });
+    else if (name == "norm") { for (double v : g) acc += v * v; acc = std::sqrt(acc); }
+    else return r;
+    values.push_back(acc);
+  }
+  rt->values = std::move(values);
+  return r;
+}
 
 Value tensor_method(Interpreter& in, const std::string& name, const Value& self, Args& a, const ir::Span& site) {
   auto* t = self.as<TensorObj>();
@@ -339,6 +402,13 @@ Value tensor_method(Interpreter& in, const std::string& name, const Value& self,
     for (auto d : *shape) n *= d;
     return Value::integer(n);
   }
+  if (name == "element_size") {
+    static const std::map<std::string, int64_t> sizes = {{"float64", 8}, {"int64", 8}, {"complex64", 8}, {"float32", 4},
+                                                         {"int32", 4}, {"float16", 2}, {"bfloat16", 2}, {"int16", 2},
+                                                         {"complex128", 16}};
+    auto it = sizes.find(t->dtype);
+    return Value::integer(it == sizes.end() ? 1 : it->second);
+  }
   if (name == "item") {
     if (t->values && t->values->size() == 1) return scalar_of(*t, (*t->values)[0]);
     return in.unknown("tensor values are not known statically", site);
@@ -359,7 +429,9 @@ Value tensor_method(Interpreter& in, const std::string& name, const Value& self,
     if (!to) return unknown_shape();
     auto r = reshape(*shape, *to);
     if (!r) return in.raise("RuntimeError", "shape is invalid for input of this size", site);
-    return tensor_like(in, *t, r, site);
+    Value out = tensor_like(in, *t, r, site);
+    out.as<TensorObj>()->values = t->values;  // same elements, same order
+    return out;
   }
   if (name == "unsqueeze" || name == "squeeze") {
     if (!shape) return unknown_shape();
@@ -376,7 +448,9 @@ Value tensor_method(Interpreter& in, const std::string& name, const Value& self,
       int64_t d = norm_dim(a.positional[0].as_int(), s.size());
       if (d >= 0 && d < static_cast<int64_t>(s.size()) && s[d] == 1) s.erase(s.begin() + d);
     }
-    return tensor_like(in, *t, s, site);
+    Value out = tensor_like(in, *t, s, site);
+    out.as<TensorObj>()->values = t->values;
+    return out;
   }
   if (name == "expand") {
     if (!shape) return unknown_shape();
@@ -432,9 +506,41 @@ Value tensor_method(Interpreter& in, const std::string& name, const Value& self,
     for (int64_t i = start; i <= end; ++i) merged *= (*shape)[i];
     s.push_back(merged);
     s.insert(s.end(), shape->begin() + end + 1, shape->end());
-    return tensor_like(in, *t, s, site);
+    Value out = tensor_like(in, *t, s, site);
+    out.as<TensorObj>()->values = t->values;
+    return out;
   }
   if (name == "cos" || name == "sin") return tensor_like(in, *t, shape, site);
+  static const std::set<std::string> reductions = {"sum", "mean", "prod", "max", "min", "amax", "amin", "argmax",
+                                                   "argmin", "any", "all", "norm", "std", "var", "logsumexp", "nansum"};
+  if (reductions.count(name)) {
+    const Value* keep = a.keyword("keepdim");
+    const Value* dim = argument(a, name == "norm" ? 1 : 0, "dim");
+    if (name == "norm" && !a.positional.empty() && !a.keyword("dim")) dim = a.positional.size() > 1 ? &a.positional[1] : nullptr;
+    Value r = reduce(in, name, *t, dim, keep && in.truth(*keep).value_or(false), site);
+    // max(dim=...) / min(dim=...) return (values, indices).
+    if ((name == "max" || name == "min") && dim && !dim->is_none() && !dim->as<TensorObj>()) {
+      Value idx = reduce(in, name == "max" ? "argmax" : "argmin", *t, dim, keep && in.truth(*keep).value_or(false), site);
+      return make_tuple({r, idx});
+    }
+    return r;
+  }
+  if (name == "new_tensor") {
+    Args data{{a.positional.empty() ? Value() : a.positional[0]}, a.keywords};
+    Value r = in.call(*in.builtin("torch.tensor"), data, site);
+    if (auto* rt = r.as<TensorObj>(); rt && !a.keyword("dtype")) rt->dtype = t->dtype;
+    return r;
+  }
+  if (name == "new_zeros" || name == "new_ones" || name == "new_empty" || name == "new_full") {
+    Value size = a.positional.empty() ? Value() : a.positional[0];
+    std::optional<double> fill;
+    if (name == "new_zeros") fill = 0.0;
+    if (name == "new_ones") fill = 1.0;
+    if (name == "new_full" && a.positional.size() > 1 && a.positional[1].is_number()) fill = a.positional[1].as_float();
+    const Value* d = a.keyword("dtype");
+    std::vector<Value> dims = name == "new_full" || a.positional.size() <= 1 ? std::vector<Value>{size} : a.positional;
+    return new_buffer_tensor(in, dims, site, d ? dtype_name(*d) : t->dtype, fill);
+  }
   if (name == "chunk" || name == "split" || name == "unbind")
     return in.unknown("tensor splitting is analysed by the dataflow front end", site);
   for (const char* keep : kShapePreserving)
@@ -448,7 +554,16 @@ Value tensor_method(Interpreter& in, const std::string& name, const Value& self,
       static const std::set<std::string> casts = {"clone", "detach", "contiguous", "float", "half", "bfloat16",
                                                   "double", "int", "long", "bool", "cpu", "cuda", "to", "type",
                                                   "pin_memory", "type_as"};
-      if (casts.count(name) && t->values) r.as<TensorObj>()->values = t->values;
+      if (casts.count(name) && t->values) {
+        std::vector<double> v = *t->values;
+        const std::string& d = r.as<TensorObj>()->dtype;
+        if (d.rfind("int", 0) == 0 || d == "uint8")
+          for (auto& x : v) x = std::trunc(x);
+        if (d == "bool")
+          for (auto& x : v) x = x != 0;
+        r.as<TensorObj>()->values = std::move(v);
+      }
+      if (name == "int") r.as<TensorObj>()->dtype = "int32";
       const Value* dtype = a.positional.empty() ? a.keyword("dtype") : &a.positional[0];
       if (dtype && dtype->as<DtypeObj>()) r.as<TensorObj>()->dtype = dtype->as<DtypeObj>()->name;
       if (name == "float") r.as<TensorObj>()->dtype = "float32";
@@ -663,6 +778,110 @@ void install_torch(Interpreter& in) {
   in.define_native("torch.cat", concat(false));
   in.define_native("torch.concat", concat(false));
   in.define_native("torch.stack", concat(true));
+  for (const char* n : {"sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all", "norm",
+                        "std", "var", "logsumexp", "nansum"}) {
+    std::string name = n;
+    in.define_native("torch." + name, [name](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+      if (a.positional.empty() || !a.positional[0].as<TensorObj>()) return in.unknown("torch." + name + "() of a non-tensor", site);
+      Value self = a.positional[0];
+      a.positional.erase(a.positional.begin());
+      if ((name == "max" || name == "min") && !a.positional.empty() && a.positional[0].as<TensorObj>())
+        return in.binary(name == "max" ? ">" : "<", self, a.positional[0], site);  // elementwise form: shape only
+      return (*in.method("tensor", name))(in, self, a, site);
+    });
+  }
+  in.define_native("torch.meshgrid", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    std::vector<Value> inputs = a.positional;
+    if (inputs.size() == 1 && TupleView::of(inputs[0])) inputs = TupleView::of(inputs[0])->items;
+    std::vector<int64_t> shape;
+    for (auto& v : inputs) {
+      auto* t = v.as<TensorObj>();
+      if (!t || !t->shape || t->shape->size() > 1) return in.unknown("meshgrid of tensors whose shape is unknown", site);
+      shape.push_back(t->shape->empty() ? 1 : (*t->shape)[0]);
+    }
+    bool xy = false;
+    if (const Value* ix = a.keyword("indexing"); ix && ix->is_str()) xy = ix->s == "xy";
+    std::vector<int64_t> out_shape = shape;
+    if (xy && out_shape.size() >= 2) std::swap(out_shape[0], out_shape[1]);
+    std::vector<Value> outputs;
+    int64_t total = 1;
+    for (auto d : out_shape) total *= d;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      auto* t = inputs[k].as<TensorObj>();
+      Value r = tensor_like(in, *t, out_shape, site);
+      if (t->values && total <= kMaxTrackedValues) {
+        // Output k varies along its own axis (axes 0 and 1 swap under "xy").
+        size_t axis = k;
+        if (xy && inputs.size() >= 2 && k < 2) axis = 1 - k;
+        std::vector<double> v(static_cast<size_t>(total));
+        std::vector<int64_t> idx(out_shape.size(), 0);
+        for (int64_t i = 0; i < total; ++i) {
+          v[static_cast<size_t>(i)] = (*t->values)[static_cast<size_t>(idx[axis])];
+          for (size_t j = out_shape.size(); j-- > 0;) {
+            if (++idx[j] < out_shape[j]) break;
+            idx[j] = 0;
+          }
+        }
+        r.as<TensorObj>()->values = std::move(v);
+      }
+      outputs.push_back(r);
+    }
+    return make_tuple(std::move(outputs));
+  });
+  in.define_native("torch.diff", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    auto* t = a.positional.empty() ? nullptr : a.positional[0].as<TensorObj>();
+    if (!t || !t->shape || t->shape->empty()) return in.unknown("torch.diff() of a tensor whose shape is unknown", site);
+    const Value* n_arg = argument(a, 1, "n");
+    int64_t n = n_arg && n_arg->is_int() ? n_arg->as_int() : 1;
+    const Value* dim_arg = argument(a, 2, "dim");
+    int64_t dim = norm_dim(dim_arg && dim_arg->is_int() ? dim_arg->as_int() : -1, t->shape->size());
+    auto shape = *t->shape;
+    shape[dim] = std::max<int64_t>(0, shape[dim] - n);
+    Value r = tensor_like(in, *t, shape, site);
+    if (t->values && t->shape->size() == 1) {
+      std::vector<double> v = *t->values;
+      for (int64_t k = 0; k < n && !v.empty(); ++k) {
+        for (size_t i = 0; i + 1 < v.size(); ++i) v[i] = v[i + 1] - v[i];
+        v.pop_back();
+      }
+      r.as<TensorObj>()->values = std::move(v);
+    }
+    return r;
+  });
+  in.define_native("torch.einsum", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    // Shapes from the subscripts: "bhqd,bhkd->bhqk".
+    if (a.positional.empty() || !a.positional[0].is_str()) return in.unknown("einsum equation is not a string", site);
+    std::vector<Value> operands(a.positional.begin() + 1, a.positional.end());
+    if (operands.size() == 1 && TupleView::of(operands[0])) operands = TupleView::of(operands[0])->items;
+    std::string eq;
+    for (char c : a.positional[0].s)
+      if (c != ' ') eq += c;
+    auto arrow = eq.find("->");
+    if (arrow == std::string::npos || eq.find("...") != std::string::npos || operands.empty())
+      return tensor_like(in, TensorObj(), std::nullopt, site);
+    std::vector<std::string> inputs;
+    std::string lhs = eq.substr(0, arrow);
+    for (size_t start = 0;;) {
+      size_t comma = lhs.find(',', start);
+      inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    std::map<char, int64_t> sizes;
+    const TensorObj* first = nullptr;
+    for (size_t k = 0; k < inputs.size() && k < operands.size(); ++k) {
+      auto* t = operands[k].as<TensorObj>();
+      if (!t || !t->shape || t->shape->size() != inputs[k].size()) return in.unknown("einsum operand shapes are not known", site);
+      if (!first) first = t;
+      for (size_t d = 0; d < inputs[k].size(); ++d) sizes[inputs[k][d]] = std::max(sizes[inputs[k][d]], (*t->shape)[d]);
+    }
+    std::vector<int64_t> shape;
+    for (char c : eq.substr(arrow + 2)) {
+      if (!sizes.count(c)) return in.raise("RuntimeError", std::string("einsum output subscript ") + c + " does not appear in the inputs", site);
+      shape.push_back(sizes[c]);
+    }
+    return tensor_like(in, *first, shape, site);
+  });
   in.define_native("torch.outer", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.size() != 2) return in.raise("TypeError", "outer() takes 2 tensors", site);
     auto* x = a.positional[0].as<TensorObj>();
@@ -672,10 +891,42 @@ void install_torch(Interpreter& in) {
     return tensor_like(in, *y, std::vector<int64_t>{(*x->shape)[0], (*y->shape)[0]}, site);
   });
   in.define("torch.ger", *in.builtin("torch.outer"));
+  // Binary arithmetic as functions: the operators' shapes and values.
+  for (auto& [n, op] : std::vector<std::pair<std::string, std::string>>{
+           {"add", "+"}, {"sub", "-"}, {"subtract", "-"}, {"mul", "*"}, {"multiply", "*"}, {"div", "/"},
+           {"divide", "/"}, {"true_divide", "/"}, {"floor_divide", "//"}, {"pow", "**"}, {"remainder", "%"},
+           {"fmod", "%"}, {"eq", "=="}, {"ne", "!="}, {"lt", "<"}, {"le", "<="}, {"gt", ">"}, {"ge", ">="}}) {
+    std::string o = op;
+    in.define_native("torch." + n, [o](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+      const Value* x = argument(a, 0, "input");
+      const Value* y = argument(a, 1, "other");
+      if (!y) y = a.keyword("exponent");
+      if (!x || !y) return in.raise("TypeError", "binary torch function needs two operands", site);
+      std::string op = o;
+      if (const Value* mode = a.keyword("rounding_mode"); mode && mode->is_str() && mode->s == "floor") op = "//";
+      Value r = in.binary(op, *x, *y, site);
+      if (const Value* mode = a.keyword("rounding_mode"); mode && mode->is_str() && mode->s == "trunc")
+        if (auto* t = r.as<TensorObj>(); t && t->values)
+          for (auto& v : *t->values) v = std::trunc(v);
+      return r;
+    });
+  }
+  // Elementwise functions with values where they are known.
+  static const std::map<std::string, double (*)(double)> unary_values = {
+      {"exp", [](double v) { return std::exp(v); }},     {"log", [](double v) { return std::log(v); }},
+      {"sin", [](double v) { return std::sin(v); }},     {"cos", [](double v) { return std::cos(v); }},
+      {"sqrt", [](double v) { return std::sqrt(v); }},   {"rsqrt", [](double v) { return 1 / std::sqrt(v); }},
+      {"tanh", [](double v) { return std::tanh(v); }},   {"abs", [](double v) { return std::fabs(v); }},
+      {"neg", [](double v) { return -v; }},               {"square", [](double v) { return v * v; }},
+      {"reciprocal", [](double v) { return 1 / v; }},     {"floor", [](double v) { return std::floor(v); }},
+      {"ceil", [](double v) { return std::ceil(v); }},   {"round", [](double v) { return std::nearbyint(v); }},
+      {"log2", [](double v) { return std::log2(v); }},   {"log1p", [](double v) { return std::log1p(v); }},
+      {"sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }},
+      {"relu", [](double v) { return v > 0 ? v : 0.0; }}, {"sign", [](double v) { return double((v > 0) - (v < 0)); }}};
   // torch.f(tensor, ...) that keep the first argument's shape.
   for (const char* n : {"exp", "log", "sin", "cos", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "triu", "tril",
-                        "clone", "clamp", "pow", "reciprocal", "erf", "neg", "square", "polar", "masked_fill", "where",
-                        "log1p", "softmax", "gelu", "silu", "flip", "roll", "cumsum", "sign", "round", "floor", "ceil"}) {
+                        "clone", "clamp", "reciprocal", "erf", "neg", "square", "polar", "masked_fill", "where",
+                        "log1p", "log2", "softmax", "gelu", "silu", "flip", "roll", "cumsum", "sign", "round", "floor", "ceil"}) {
     std::string name = n;
     in.define_native("torch." + name, [name](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
       if (name == "where" && a.positional.size() == 3) {
@@ -723,14 +974,26 @@ void install_torch(Interpreter& in) {
         }
         return r;
       }
+      if (!a.positional.empty())
+        if (auto* t = a.positional[0].as<TensorObj>()) {
+          Value r = tensor_like(in, *t, t->shape, site);
+          auto f = unary_values.find(name);
+          if (t->values && f != unary_values.end()) {
+            std::vector<double> v = *t->values;
+            for (auto& x : v) x = f->second(x);
+            r.as<TensorObj>()->values = std::move(v);
+          } else if (t->values && name == "clone") {
+            r.as<TensorObj>()->values = t->values;
+          }
+          return r;
+        }
       for (auto& v : a.positional)
         if (auto* t = v.as<TensorObj>()) return tensor_like(in, *t, t->shape, site);
       if (!a.positional.empty() && a.positional[0].is_number()) return in.unknown("torch." + name + "() of a number", site);
       return in.unknown("torch." + name + "() of unknown values", site);
     });
   }
-  for (const char* n : {"matmul", "einsum", "bmm", "mm", "softmax", "topk", "sort", "argmax", "argmin", "sum", "mean",
-                        "max", "min", "gather", "scatter", "index_select", "repeat_interleave", "nonzero", "multinomial",
+  for (const char* n : {"matmul", "bmm", "mm", "softmax", "topk", "sort", "gather", "scatter", "index_select", "repeat_interleave", "nonzero", "multinomial",
                         "zeros_like", "chunk", "split", "unbind", "baddbmm", "addmm", "norm", "one_hot", "bucketize",
                         "searchsorted", "view_as_complex", "view_as_real", "meshgrid", "diag", "flatten", "reshape",
                         "transpose", "permute", "unsqueeze", "squeeze", "narrow", "isin", "any", "all", "var", "std",
@@ -740,7 +1003,15 @@ void install_torch(Interpreter& in) {
                         "is_floating_point", "is_grad_enabled", "compile", "clip"}) {
     std::string name = std::string("torch.") + n;
     if (in.builtin(name)) continue;
-    in.define_native(name, [name](Interpreter& in, const Value&, Args&, const ir::Span& site) {
+    std::string method = name.substr(6);
+    in.define_native(name, [name, method](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      // torch.f(t, ...) is t.f(...) where the tensor method is modelled.
+      if (!a.positional.empty() && a.positional[0].as<TensorObj>())
+        if (const NativeFn* m = in.method("tensor", method)) {
+          Value self = a.positional[0];
+          Args rest{{a.positional.begin() + 1, a.positional.end()}, a.keywords};
+          return (*m)(in, self, rest, site);
+        }
       auto t = in.new_tensor(std::nullopt, site);
       t->why = std::make_shared<UnknownInfo>(UnknownInfo{name + "() results are not modelled during module extraction", site, false});
       return Value::object(t);
@@ -827,7 +1098,9 @@ void install_torch(Interpreter& in) {
     return r;
   });
   static const char* kMethods[] = {
-      "size", "dim", "ndimension", "numel", "nelement", "item", "tolist", "view", "reshape", "unsqueeze", "squeeze",
+      "size", "dim", "ndimension", "numel", "nelement", "item", "tolist", "element_size", "sum", "mean", "prod",
+      "max", "min", "amax", "amin", "argmax", "argmin", "any", "all", "norm", "std", "var", "logsumexp", "nansum",
+      "new_tensor", "new_zeros", "new_ones", "new_empty", "new_full", "view", "reshape", "unsqueeze", "squeeze",
       "expand", "repeat", "transpose", "swapaxes", "t", "permute", "flatten", "chunk", "split", "unbind"};
   for (const char* m : kMethods) {
     std::string name = m;
@@ -918,6 +1191,17 @@ void install_torch(Interpreter& in) {
     for (size_t i = 2; i < t->shape->size(); ++i) field *= (*t->shape)[i];
     return make_tuple({Value::integer((*t->shape)[1] * field), Value::integer((*t->shape)[0] * field)});
   });
+
+  // Optimisers and schedulers do not change a model's structure.
+  for (const char* n : {"torch.optim.Adam", "torch.optim.AdamW", "torch.optim.SGD", "torch.optim.RMSprop",
+                        "torch.optim.Adagrad", "torch.optim.Adafactor", "torch.optim.lr_scheduler.LambdaLR",
+                        "torch.optim.lr_scheduler.CosineAnnealingLR", "torch.optim.lr_scheduler.StepLR",
+                        "torch.optim.lr_scheduler.OneCycleLR", "torch.cuda.amp.GradScaler"}) {
+    std::string name = n;
+    in.define_native(name, [name](Interpreter& in, const Value&, Args&, const ir::Span& site) {
+      return in.unknown(name + " (optimisation state is not part of the model)", site);
+    });
+  }
 
   // --- torch.nn.utils reparametrisations that rename parameters ---
   in.define_native("torch.nn.utils.weight_norm", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
@@ -1130,6 +1414,10 @@ void install_torch(Interpreter& in) {
   auto container = [&](const std::string& name, NativeFn init) { return in.make_builtin_class("torch.nn." + name, {module}, std::move(init)); };
   auto append_module = [](Interpreter& in, InstanceObj& self, const Value& m, const ir::Span& site) {
     std::string key = std::to_string(self.module->modules.size());
+    if (m.is_none()) {  // add_module accepts None: the slot exists, named_modules skips it
+      self.module->modules.emplace_back(key, nullptr);
+      return;
+    }
     if (m.is_unknown()) {
       in.note("module " + key + " of " + self.cls->name + " could not be resolved", m.unknown->reason, site);
       self.module->modules.emplace_back(key, nullptr);
@@ -1222,8 +1510,7 @@ void install_torch(Interpreter& in) {
   });
   auto children_of = [](const Value& self) {
     std::vector<Value> out;
-    for (auto& [k, m] : instance(self)->module->modules)
-      if (m) out.push_back(Value::object(m));
+    for (auto& [k, m] : instance(self)->module->modules) out.push_back(m ? Value::object(m) : Value::none());
     return out;
   };
   auto params_of = [](const Value& self) {
@@ -1269,7 +1556,7 @@ void install_torch(Interpreter& in) {
       auto& mods = instance(self)->module->modules;
       mods.clear();
       for (size_t k = 0; k < items.size(); ++k)
-        mods.emplace_back(std::to_string(k), std::static_pointer_cast<InstanceObj>(items[k].obj));
+        mods.emplace_back(std::to_string(k), items[k].is_none() ? nullptr : std::static_pointer_cast<InstanceObj>(items[k].obj));
       return Value::none();
     });
   }
@@ -1443,7 +1730,7 @@ void install_torch(Interpreter& in) {
                           {cls == "EmbeddingBag" ? "_weight" : "_freeze", cls == "EmbeddingBag" ? none : F},
                           {"include_last_offset", F}, {"device", none}, {"dtype", none}}, a, b, site, true))
         return Value::none();
-      set_attrs(self, b, {"num_embeddings", "embedding_dim", "padding_idx"});
+      set_attrs(self, b, {"num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"});
       auto span = instance(self)->module->span;
       if (auto* w = b["_weight"].as<TensorObj>()) {
         auto p = in.new_tensor(w->shape, span, true);
@@ -1481,6 +1768,7 @@ void install_torch(Interpreter& in) {
     if (auto* m = instance(self)) {
       m->set_attribute("normalized_shape", make_tuple(dims));
       m->set_attribute("eps", b["eps"]);
+      m->set_attribute("elementwise_affine", b["elementwise_affine"]);
     }
     set_repr(self, tuple_repr(dims) + ", eps=" + repr(b["eps"]) + ", elementwise_affine=" + (affine ? "True" : "False"));
     return Value::none();
@@ -1503,7 +1791,7 @@ void install_torch(Interpreter& in) {
     if (b["num_groups"].is_int() && b["num_channels"].is_int() && b["num_groups"].as_int() != 0 &&
         b["num_channels"].as_int() % b["num_groups"].as_int() != 0)
       return in.raise("ValueError", "num_channels must be divisible by num_groups", site);
-    set_attrs(self, b, {"num_groups", "num_channels", "eps"});
+    set_attrs(self, b, {"num_groups", "num_channels", "eps", "affine"});
     auto span = instance(self)->module->span;
     bool affine = is_true(in, b["affine"]);
     if (affine) {
@@ -1525,7 +1813,7 @@ void install_torch(Interpreter& in) {
                           {cls == "SyncBatchNorm" ? "process_group" : "device", none}, {cls == "SyncBatchNorm" ? "device" : "dtype", none}, {"dtype", none}},
                 a, b, site))
         return Value::none();
-      set_attrs(self, b, {"num_features", "eps", "momentum"});
+      set_attrs(self, b, {"num_features", "eps", "momentum", "affine", "track_running_stats"});
       auto span = instance(self)->module->span;
       bool affine = is_true(in, b["affine"]);
       bool track = is_true(in, b["track_running_stats"]);
@@ -1587,7 +1875,12 @@ void install_torch(Interpreter& in) {
       else dims = {cout, in.binary("//", cin, groups, site)};
       dims.insert(dims.end(), kernel.begin(), kernel.end());
       auto span = instance(self)->module->span;
-      set_attrs(self, b, {"in_channels", "out_channels", "groups"});
+      set_attrs(self, b, {"in_channels", "out_channels", "groups", "padding_mode"});
+      if (auto* m = instance(self)) {
+        m->set_attribute("stride", make_tuple(n_tuple(b["stride"], n)));
+        m->set_attribute("padding", b["padding"].is_str() ? b["padding"] : make_tuple(n_tuple(b["padding"], n)));
+        m->set_attribute("dilation", make_tuple(n_tuple(b["dilation"], n)));
+      }
       if (auto* m = instance(self)) m->set_attribute("kernel_size", make_tuple(kernel));
       register_param(in, self, "weight", new_param(in, dims, span, dtype_name(b["dtype"]), "weight"), site);
       if (is_true(in, b["bias"])) register_param(in, self, "bias", new_param(in, {cout}, span, dtype_name(b["dtype"]), "bias"), site);
@@ -1655,7 +1948,13 @@ void install_torch(Interpreter& in) {
       instance(self)->set_attribute("bias_k", none);
       instance(self)->set_attribute("bias_v", none);
     }
-    set_attrs(self, b, {"embed_dim", "num_heads", "batch_first"});
+    set_attrs(self, b, {"embed_dim", "num_heads", "batch_first", "dropout"});
+    if (auto* m = instance(self)) {
+      m->set_attribute("kdim", kdim);
+      m->set_attribute("vdim", vdim);
+      m->set_attribute("_qkv_same_embed_dim", Value::boolean(same));
+      m->set_attribute("head_dim", in.binary("//", e, b["num_heads"], site));
+    }
     return Value::none();
   });
 

@@ -187,6 +187,9 @@ struct ClassObj : Object {
   bool is_exception = false;
   // Whether a user-defined __getattribute__ / __setattr__ is in the MRO (set at class creation,
   // so that every attribute access need not search for them).
+  bool is_enum = false;              // derives from enum.Enum: class attributes became members
+  bool enum_value_equality = false;  // str/int mixed in: members compare equal to their values
+  std::vector<Value> enum_members;   // in definition order
   bool custom_getattribute = false;
   bool custom_setattr = false;
   std::vector<std::string> dataclass_fields;  // in order, including inherited ones

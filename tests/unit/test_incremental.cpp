@@ -2,6 +2,8 @@
 // statements whose text changed; the result equals a fresh extraction of the edited text.
 #include <catch2/catch.hpp>
 
+#include <random>
+
 #include "ir/ir_json.h"
 #include "python/extractor.h"
 #include "test_helpers.h"
@@ -112,4 +114,73 @@ TEST_CASE("edits with positions past the end are clamped, never corrupt the docu
   CHECK(extractor.document().text() == "x = 1\ny = 2\n");
   extractor.apply_edit({{3, 0}, {1, 0}, "z"});  // end before start
   CHECK(extractor.document().text().find('z') != std::string::npos);
+}
+
+TEST_CASE("the line index stays exact through random edits") {
+  std::mt19937 rng(7);
+  std::string text = test::fixture("moe.py");
+  python::SourceDocument doc(text);
+  const char* pieces[] = {"", "\n", "x", "\n\n", "abc\ndef", "    "};
+  for (int i = 0; i < 300; ++i) {
+    const std::string& t = doc.text();
+    uint32_t lines = doc.line_count();
+    python::TextPosition a{static_cast<uint32_t>(rng() % lines), static_cast<uint32_t>(rng() % 12)};
+    python::TextPosition b{a.row + static_cast<uint32_t>(rng() % 3), static_cast<uint32_t>(rng() % 12)};
+    std::string piece = pieces[rng() % 6];
+    // The expected text, computed independently from offsets found by scanning.
+    auto naive_offset = [&](python::TextPosition p) {
+      size_t off = 0;
+      for (uint32_t r = 0; r < p.row; ++r) {
+        size_t nl = t.find('\n', off);
+        if (nl == std::string::npos) return t.size();
+        off = nl + 1;
+      }
+      size_t end = t.find('\n', off);
+      if (end == std::string::npos) end = t.size();
+      return std::min(off + p.column, end);
+    };
+    size_t from = naive_offset(a), to = std::max(from, naive_offset(b));
+    std::string expected = t.substr(0, from) + piece + t.substr(to);
+    doc.apply_edit({a, b, piece});
+    REQUIRE(doc.text() == expected);
+    // Every line start is where the text says it is.
+    uint32_t row = 0;
+    for (size_t k = 0; k <= expected.size(); ++k)
+      if (k == 0 || expected[k - 1] == '\n') REQUIRE(doc.offset_of({row++, 0}) == k);
+    REQUIRE(doc.line_count() == row);
+  }
+}
+
+TEST_CASE("unchanged definitions are reused across extractions, without leaking state") {
+  std::string text =
+      "import torch.nn as nn\n"
+      "class Counter(nn.Module):\n"
+      "    count = 0\n"
+      "    def __init__(self):\n"
+      "        super().__init__()\n"
+      "        Counter.count += 1\n"
+      "        self.fc = nn.Linear(Counter.count, 2)\n"
+      "class Other(nn.Module):\n"
+      "    def __init__(self, width=3):\n"
+      "        super().__init__()\n"
+      "        self.fc = nn.Linear(width, width)\n"
+      "model = nn.Sequential(Counter(), Counter(), Other())\n";
+  ModelExtractor extractor(text, "t.py");
+  auto first = extractor.extract();
+  REQUIRE(first.ok);
+  CHECK(first.stats.definitions_reused == 0);
+  // An edit elsewhere: both classes come from the cache, and the class attribute mutated by the
+  // first run's constructors starts again from its defined value.
+  extractor.apply_edit({{11, 0}, {11, 0}, "x = 1\n"});
+  auto second = extractor.extract();
+  REQUIRE(second.ok);
+  CHECK(second.stats.definitions_reused == 2);
+  CHECK(ir::to_json(second.model)["parameters"] == ir::to_json(first.model)["parameters"]);
+  CHECK(second.model.parameters[0].shape == std::vector<int64_t>{2, 1});
+  CHECK(second.model.parameters[2].shape == std::vector<int64_t>{2, 2});
+  // Editing a class rebuilds it; the others are still reused.
+  extractor.apply_edit({{8, 0}, {8, 100}, "    def __init__(self, width=5):"});
+  auto third = extractor.extract();
+  CHECK(third.stats.definitions_reused == 1);
+  CHECK(third.model.parameters[4].shape == std::vector<int64_t>{5, 5});
 }
