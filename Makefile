@@ -20,12 +20,12 @@ test: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 	@$(MAKE) --no-print-directory test-asan
 
-# The unit and robustness tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Every test again against binaries built with AddressSanitizer (leaks included) and UBSan.
 test-asan: setup
 	@cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSHARDLENS_SANITIZE=ON \
 	  -DSHARDLENS_DEPS_DIR=$(CURDIR)/$(BUILD)/_deps >/dev/null
 	@cmake --build $(BUILD)-asan -j$(JOBS) --target shardlens shardlens_unit_tests
-	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS) -L sanitized
+	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
 
 bench: build
 	@$(BUILD)/shardlens_bench_extract

@@ -15,13 +15,6 @@ namespace {
 using Args = CallArgs;
 const Value kNone;
 
-Value self_or_first(const Value& self, Args& a) {
-  if (self.kind != Value::Kind::None || a.positional.empty()) return self;
-  Value v = a.positional.front();
-  a.positional.erase(a.positional.begin());
-  return v;
-}
-
 const Value* first_unknown_arg(const Args& a) {
   for (auto& v : a.positional)
     if (v.is_unknown()) return &v;

@@ -76,7 +76,10 @@ Interpreter::~Interpreter() {
       inst->module.reset();
     }
   for (auto& weak : classes_)
-    if (auto cls = weak.lock()) cls->attributes.clear();
+    if (auto cls = weak.lock()) {
+      cls->attributes.clear();
+      cls->enum_members.clear();
+    }
   globals_->vars.clear();
 }
 
@@ -836,6 +839,11 @@ Flow Interpreter::define_cached(const Stmt& s, Frame& frame) {
   }
   if (pending_) return Flow::Raise;
   bind_name(name, v, frame);
+  if (auto* cls = v.as<ClassObj>(); cls && cls->is_enum && cacheable) {
+    // Enum members refer back to their class: a cycle only the teardown can break.
+    cacheable = false;
+    classes_.push_back(std::static_pointer_cast<ClassObj>(v.obj));
+  }
   if (cacheable) {
     cache = std::make_shared<DefinitionCache>();
     cache->value = v;
@@ -1043,7 +1051,6 @@ Value Interpreter::call_function(FunctionObj& fn, CallArgs args, const ir::Span&
   CallDepth depth(call_depth_);
   if (bound_self) args.positional.insert(args.positional.begin(), *bound_self);
   const FunctionDef& def = *fn.def;
-  if (def.is_generator) return unknown("generator function " + fn.qualname + " is not evaluated", site, true);
 
   auto scope = std::make_shared<Scope>();
   scope->parent = fn.closure;
@@ -1120,6 +1127,16 @@ Value Interpreter::call_function(FunctionObj& fn, CallArgs args, const ir::Span&
     Value v = eval(*def.lambda_body, frame);
     frame_ = outer;
     return v;
+  }
+  if (def.is_generator) {
+    // Generators run eagerly: what they yield becomes a list (model code consumes them whole,
+    // e.g. nn.Sequential(*self._layers())).
+    std::vector<Value> yielded;
+    yields_.push_back(&yielded);
+    Flow flow = exec_block(def.body, frame);
+    yields_.pop_back();
+    if (flow == Flow::Raise) return unknown(pending_ ? pending_->type + ": " + pending_->message : "exception", site);
+    return make_list(std::move(yielded));
   }
   Flow flow = exec_block(def.body, frame);
   if (flow == Flow::Raise) return unknown(pending_ ? pending_->type + ": " + pending_->message : "exception", site);
@@ -1571,6 +1588,22 @@ Value Interpreter::eval(const Expr& e, Frame& frame) {
       Value v = eval(*e.items[0], frame);
       bind_name(e.name, v, frame);
       return v;
+    }
+    case ExprKind::Yield: {
+      if (yields_.empty()) return unknown("yield outside a generator call", site());
+      Value v = e.items[0] ? eval(*e.items[0], frame) : Value::none();
+      if (e.name == "from") {
+        Value why;
+        auto items = iterate(v, site(), &why);
+        if (!items) {
+          note("yield from a value that could not be evaluated", why.is_unknown() ? why.unknown->reason : "not iterable", site());
+          return Value::none();
+        }
+        yields_.back()->insert(yields_.back()->end(), items->begin(), items->end());
+      } else {
+        yields_.back()->push_back(v);
+      }
+      return Value::none();  // what send() would deliver: nothing, statically
     }
     case ExprKind::Unsupported: return unknown("unsupported syntax: " + e.name, site());
   }

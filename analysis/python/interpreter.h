@@ -182,6 +182,7 @@ class Interpreter {
   std::vector<Event> events_;
   std::set<std::tuple<std::string, std::string, uint32_t, uint32_t, uint64_t>> event_keys_;
   std::optional<PendingException> pending_;
+  std::vector<std::vector<Value>*> yields_;  // values yielded by the generator functions running
   std::vector<InstanceObj*> constructing_;
   std::vector<const ClassObj*> constructing_classes_;
   std::vector<std::shared_ptr<InstanceObj>> top_level_modules_;

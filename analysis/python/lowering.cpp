@@ -1041,9 +1041,19 @@ ExprPtr Lowerer::expression_inner(TSNode n) {
       return e;
     }
     case T::Type: return named_count(n) ? expression(named(n, 0)) : unsupported(n, "type");
-    case T::Yield:
+    case T::Yield: {
       saw_yield_ = true;
-      return unsupported(n, "yield");
+      auto e = make(ExprKind::Yield, n);
+      std::string t = text(n);
+      if (t.compare(0, 5, "yield") == 0) {
+        size_t k = 5;
+        while (k < t.size() && isspace(static_cast<unsigned char>(t[k]))) ++k;
+        if (t.compare(k, 4, "from") == 0 && (k + 4 == t.size() || !isalnum(static_cast<unsigned char>(t[k + 4])))) e->name = "from";
+      }
+      TSNode value = named(n, 0);
+      e->items.push_back(ts_node_is_null(value) ? nullptr : expression(value));
+      return e;
+    }
     case T::Await: return unsupported(n, "await");
     default: return unsupported(n, ts_node_type(n));
   }

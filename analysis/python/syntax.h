@@ -35,6 +35,7 @@ enum class ExprKind : uint8_t {
   ListComp, SetComp, GenExp, DictComp,  // items[0] = element (and items[1] = value for DictComp)
   Lambda,
   NamedExpr,   // name := items[0]
+  Yield,       // items[0] (may be null); name == "from" for `yield from`
   Unsupported, // anything else: name says what
 };
 

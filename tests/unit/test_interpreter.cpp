@@ -167,3 +167,54 @@ finally:
   CHECK(r.repr("y") == "2");
   CHECK(r.repr("z") == "3");
 }
+
+TEST_CASE("generators run eagerly into lists") {
+  ScriptRun r(R"(
+def layers(n):
+    for i in range(n):
+        yield i * 2
+    yield from [100, 200]
+def nested():
+    yield from layers(2)
+a = list(layers(3))
+b = [x + 1 for x in nested()]
+)");
+  CHECK(r.repr("a") == "[0, 2, 4, 100, 200]");
+  CHECK(r.repr("b") == "[1, 3, 101, 201]");
+}
+
+TEST_CASE("enums: members, values, lookup and str mix-ins") {
+  ScriptRun r(R"(
+import enum
+class Norm(enum.Enum):
+    BATCH = "batch"
+    LAYER = "layer"
+class Act(enum.Enum):
+    RELU = enum.auto()
+    GELU = enum.auto()
+class Pos(str, enum.Enum):
+    ABS = "abs"
+a = Norm("layer") is Norm.LAYER, Norm.BATCH.value, Norm["LAYER"].name
+b = [m.value for m in Act]
+c = Pos.ABS == "abs", Norm.BATCH == "batch"
+)");
+  CHECK(r.repr("a") == "(True, 'batch', 'LAYER')");
+  CHECK(r.repr("b") == "[1, 2]");
+  CHECK(r.repr("c") == "(True, False)");
+}
+
+TEST_CASE("argparse: defaults without argv, parsing with an explicit argv") {
+  ScriptRun r(R"(
+import argparse
+p = argparse.ArgumentParser()
+p.add_argument("--n_layer", type=int, default=6)
+p.add_argument("--name", default="x")
+p.add_argument("--bias", action="store_true")
+d = p.parse_args([])
+e = p.parse_args(["--n_layer", "40", "--bias", "--name=big"])
+a = d.n_layer, d.name, d.bias
+b = e.n_layer, e.name, e.bias
+)");
+  CHECK(r.repr("a") == "(6, 'x', False)");
+  CHECK(r.repr("b") == "(40, 'big', True)");
+}
