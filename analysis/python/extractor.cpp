@@ -301,6 +301,12 @@ struct IrBuilder {
   }
 };
 
+std::string joined_names(const std::vector<std::pair<std::string, std::shared_ptr<InstanceObj>>>& named) {
+  std::string names;
+  for (auto& entry : named) names += (names.empty() ? "" : ", ") + entry.first;
+  return names;
+}
+
 bool is_module_instance(const Value& v) {
   auto* inst = v.as<InstanceObj>();
   return inst && inst->module;
@@ -365,9 +371,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
       root = chosen.second;
       how = chosen.first;
       if (tops.size() > 1) {
-        std::string names;
-        for (auto& entry : tops) names += (names.empty() ? "" : ", ") + entry.first;
-        result.model.notes.push_back("several module-level models (" + names + "): chose '" + how +
+        result.model.notes.push_back("several module-level models (" + joined_names(tops) + "): chose '" + how +
                                      "'; pass --model to pick another");
       }
     } else {
@@ -418,9 +422,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
         root = qualified[best].second;
         how = qualified[best].first + "()";
         if (qualified.size() > 1) {
-          std::string names;
-          for (auto& q : qualified) names += (names.empty() ? "" : ", ") + q.first;
-          result.model.notes.push_back("several candidate root classes (" + names + "): chose " + how +
+          result.model.notes.push_back("several candidate root classes (" + joined_names(qualified) + "): chose " + how +
                                        ", the one with the most parameters; pass --model to pick another");
         }
       } else {

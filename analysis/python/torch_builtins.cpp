@@ -1204,18 +1204,28 @@ void install_torch(Interpreter& in) {
   }
 
   // --- torch.nn.utils reparametrisations that rename parameters ---
-  in.define_native("torch.nn.utils.weight_norm", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+  // Unregisters a module's parameter (they re-register it under new names), or raises.
+  auto take_parameter = [](Interpreter& in, InstanceObj& m, const std::string& name, const ir::Span& site) {
+    auto* slot = ModuleData::find(m.module->parameters, name);
+    if (!slot || !*slot) {
+      in.raise("AttributeError", "module has no parameter '" + name + "'", site);
+      return std::shared_ptr<TensorObj>();
+    }
+    auto weight = *slot;
+    auto& params = m.module->parameters;
+    params.erase(std::remove_if(params.begin(), params.end(), [&](auto& kv) { return kv.first == name; }), params.end());
+    return weight;
+  };
+  in.define_native("torch.nn.utils.weight_norm", [take_parameter](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
     Bound b;
     if (!bind_args(in, "weight_norm", {{"module", std::nullopt}, {"name", Value::str("weight")}, {"dim", Value::integer(0)}}, a, b, site))
       return Value::none();
     auto* m = instance(b["module"]);
     if (!m || !m->module || !b["name"].is_str()) return b["module"];
     const std::string name = b["name"].s;
-    auto* slot = ModuleData::find(m->module->parameters, name);
-    if (!slot || !*slot) return in.raise("AttributeError", "module has no parameter '" + name + "'", site);
-    auto weight = *slot;
+    auto weight = take_parameter(in, *m, name, site);
+    if (!weight) return Value::none();
     auto& params = m->module->parameters;
-    params.erase(std::remove_if(params.begin(), params.end(), [&](auto& kv) { return kv.first == name; }), params.end());
     std::optional<std::vector<int64_t>> g_shape;
     if (weight->shape) {
       g_shape = std::vector<int64_t>(weight->shape->size(), 1);
@@ -1232,7 +1242,7 @@ void install_torch(Interpreter& in) {
     params.emplace_back(name + "_v", v);
     return b["module"];
   });
-  in.define_native("torch.nn.utils.spectral_norm", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+  in.define_native("torch.nn.utils.spectral_norm", [take_parameter](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
     Bound b;
     if (!bind_args(in, "spectral_norm", {{"module", std::nullopt}, {"name", Value::str("weight")}, {"n_power_iterations", Value::integer(1)},
                                          {"eps", Value::floating(1e-12)}, {"dim", Value::none()}}, a, b, site))
@@ -1240,11 +1250,9 @@ void install_torch(Interpreter& in) {
     auto* m = instance(b["module"]);
     if (!m || !m->module || !b["name"].is_str()) return b["module"];
     const std::string name = b["name"].s;
-    auto* slot = ModuleData::find(m->module->parameters, name);
-    if (!slot || !*slot) return in.raise("AttributeError", "module has no parameter '" + name + "'", site);
-    auto weight = *slot;
+    auto weight = take_parameter(in, *m, name, site);
+    if (!weight) return Value::none();
     auto& params = m->module->parameters;
-    params.erase(std::remove_if(params.begin(), params.end(), [&](auto& kv) { return kv.first == name; }), params.end());
     params.emplace_back(name + "_orig", weight);
     m->set_attribute(name, Value::object(weight));
     int64_t dim = b["dim"].is_int() ? b["dim"].as_int()
