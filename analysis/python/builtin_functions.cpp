@@ -294,6 +294,7 @@ bool matches_type(Interpreter& in, const Value& v, const Value& type) {
                                                                 v.obj->kind == ObjKind::Partial);
   }
   if (auto* t = v.as<TensorObj>()) return q == "torch.Tensor" || (t->is_parameter && q == "torch.nn.Parameter");
+  if (v.as<PartialObj>()) return q == "functools.partial";
   (void)in;
   return false;
 }
@@ -465,7 +466,21 @@ Value dataclass_init(Interpreter& in, const Value&, Args& a, const ir::Span& sit
   auto* inst = self.as<InstanceObj>();
   if (!inst) return Value::none();
   ClassObj& cls = *inst->cls;
-  const auto& fields = cls.dataclass_fields;
+  // field(init=False) fields are not parameters; they take their default (if any) below.
+  std::vector<std::string> fields;
+  std::vector<std::string> not_init;
+  for (auto& f : cls.dataclass_fields) {
+    const Value* d = cls.lookup("__dataclass_default_" + f);
+    auto* field = d ? d->as<DataclassFieldObj>() : nullptr;
+    if (field && !field->init) not_init.push_back(f);
+    else fields.push_back(f);
+  }
+  for (auto& f : not_init) {
+    const Value* d = cls.lookup("__dataclass_default_" + f);
+    auto* field = d->as<DataclassFieldObj>();
+    if (field->default_factory) inst->set_attribute(f, in.call(*field->default_factory, Args{}, site));
+    else if (field->default_value) inst->set_attribute(f, *field->default_value);
+  }
   if (a.positional.size() - 1 > fields.size())
     return in.raise("TypeError", cls.name + "() takes " + std::to_string(fields.size()) + " positional arguments", site);
   std::vector<bool> set(fields.size(), false);
@@ -526,6 +541,9 @@ void make_dataclass(Interpreter& in, ClassObj& cls, bool) {
     }
   }
   if (!cls.find("__init__")) cls.set("__init__", in.native(cls.name + ".__init__", dataclass_init));
+  bool named_tuple = false;
+  for (ClassObj* c : cls.mro) named_tuple |= c->qualname == "typing.NamedTuple";
+  if (named_tuple) cls.set("_replace", *in.builtin("dataclasses.__replace_method__"));
 }
 
 void install_python_builtins(Interpreter& in) {
@@ -556,6 +574,18 @@ void install_python_builtins(Interpreter& in) {
     in.make_builtin_class("builtins." + name, {base}, nullptr);
   in.define("builtins.object", Value::object(in.object_base()));
   in.make_builtin_class("builtins.type", {}, nullptr);
+  in.make_builtin_class("builtins.NoneType", {}, nullptr);
+  // object.__init__ / nn.Module.__init__ called explicitly (`nn.Module.__init__(self)`).
+  auto no_op_init = [](Interpreter&, const Value&, Args&, const ir::Span&) { return Value::none(); };
+  in.object_base()->set("__init__", in.native("builtins.object.__init__", no_op_init));
+  in.module_base()->set("__init__", in.native("torch.nn.Module.__init__", no_op_init));
+  in.object_base()->set("__init_subclass__", in.native("builtins.object.__init_subclass__", no_op_init));
+  for (const char* t : {"@int", "@float", "@bool"}) {
+    in.define_method(t, "real", [](Interpreter&, const Value& self, Args&, const ir::Span&) { return self; });
+    in.define_method(t, "imag", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
+      return self.kind == Value::Kind::Float ? Value::floating(0) : Value::integer(0);
+    });
+  }
   in.define("builtins.NotImplemented", in.unknown("NotImplemented", {}));
   in.define("builtins.Ellipsis", Value::ellipsis());
   in.define("builtins.__debug__", Value::boolean(true));
@@ -749,12 +779,9 @@ void install_python_builtins(Interpreter& in) {
     for (auto& v : *items) keyed.emplace_back(key && !key->is_none() ? in.call(*key, Args{{v}, {}}, site) : v, v);
     bool comparable = true;
     std::stable_sort(keyed.begin(), keyed.end(), [&](auto& x, auto& y) {
-      Value lt = in.binary("-", Value::integer(0), Value::integer(0), site);
-      (void)lt;
-      if (x.first.is_number() && y.first.is_number()) return x.first.as_float() < y.first.as_float();
-      if (x.first.is_str() && y.first.is_str()) return x.first.s < y.first.s;
-      comparable = false;
-      return false;
+      auto less = in.truth(in.compare("<", x.first, y.first, site));
+      if (!less) comparable = false;
+      return less.value_or(false);
     });
     if (!comparable) return in.unknown("sorted() of values that are not modelled as comparable", site);
     std::vector<Value> out;
@@ -818,6 +845,11 @@ void install_python_builtins(Interpreter& in) {
     if (!a.positional[1].is_str()) return a.positional[1].is_unknown() ? a.positional[1] : in.raise("TypeError", "attribute name must be string", site);
     Value v = in.get_attribute(a.positional[0], a.positional[1].s, site);
     if (a.positional.size() > 2 && in.take_exception("AttributeError")) return a.positional[2];
+    // getattr(nn, "QuickGELU", fallback): torch.nn's classes are all modelled, so a name it
+    // does not have takes the fallback, as under the torch this was checked against.
+    if (auto* ns = a.positional[0].as<NamespaceObj>(); ns && a.positional.size() > 2 && v.is_unknown() &&
+                                                       (ns->qualname == "torch.nn" || ns->qualname == "torch.nn.functional"))
+      return a.positional[2];
     return v;
   });
   def("hasattr", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
@@ -834,9 +866,8 @@ void install_python_builtins(Interpreter& in) {
     in.set_attribute(a.positional[0], a.positional[1].s, a.positional[2], site);
     return Value::none();
   });
-  def("delattr", [](Interpreter&, const Value&, Args& a, const ir::Span&) {
-    if (a.positional.size() == 2 && a.positional[1].is_str())
-      if (auto* inst = a.positional[0].as<InstanceObj>()) inst->erase_attribute(a.positional[1].s);
+  def("delattr", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.size() == 2 && a.positional[1].is_str()) in.delete_attribute(a.positional[0], a.positional[1].s, site);
     return Value::none();
   });
   def("type", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
@@ -846,7 +877,9 @@ void install_python_builtins(Interpreter& in) {
     if (v.is_unknown()) return v;
     static const std::map<std::string, std::string> names = {
         {"int", "builtins.int"}, {"bool", "builtins.bool"}, {"float", "builtins.float"}, {"str", "builtins.str"},
-        {"list", "builtins.list"}, {"tuple", "builtins.tuple"}, {"dict", "builtins.dict"}, {"set", "builtins.set"}};
+        {"list", "builtins.list"}, {"tuple", "builtins.tuple"}, {"dict", "builtins.dict"}, {"set", "builtins.set"},
+        {"functools.partial", "functools.partial"}, {"type", "builtins.type"}, {"NoneType", "builtins.NoneType"},
+        {"Tensor", "torch.Tensor"}, {"Parameter", "torch.nn.Parameter"}};
     auto it = names.find(type_name(v));
     if (it != names.end())
       if (const Value* t = in.builtin(it->second)) return *t;
@@ -919,7 +952,14 @@ void install_python_builtins(Interpreter& in) {
     }
     return Value::object(d);
   });
-  for (const char* name : {"exec", "eval", "compile", "__import__", "input", "locals"}) {
+  def("eval", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    // eval("nn.Conv2d") / eval("nc") in config-driven builders (YOLO's parse_model): a literal
+    // expression is evaluated in the caller's scope; explicit globals/locals are not modelled.
+    if (a.positional.size() != 1 || !a.positional[0].is_str())
+      return in.unknown("eval() with explicit namespaces or a non-string is not evaluated statically", site, true);
+    return in.evaluate_source(a.positional[0].s, site);
+  });
+  for (const char* name : {"exec", "compile", "__import__", "input", "locals"}) {
     std::string n = name;
     def(n, [n](Interpreter& in, const Value&, Args&, const ir::Span& site) {
       return in.unknown(n + "() is not evaluated statically", site, true);
@@ -1280,6 +1320,11 @@ void install_python_builtins(Interpreter& in) {
     storage(a.positional[0]).as<DictObj>()->set(a.positional[1], a.positional[2]);
     return Value::none();
   }));
+  dict_class->set("__delitem__", in.native("builtins.dict.__delitem__", [storage](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.size() != 2) return in.raise("TypeError", "__delitem__ takes a key", site);
+    if (!storage(a.positional[0]).as<DictObj>()->erase(a.positional[1])) return in.raise("KeyError", repr(a.positional[1]), site);
+    return Value::none();
+  }));
   dict_class->set("__contains__", in.native("builtins.dict.__contains__", [storage](Interpreter&, const Value&, Args& a, const ir::Span&) {
     return Value::boolean(a.positional.size() == 2 && storage(a.positional[0]).as<DictObj>()->find(a.positional[1]) != nullptr);
   }));
@@ -1401,13 +1446,34 @@ void install_python_builtins(Interpreter& in) {
   });
 
   // --- functools ---
-  in.define_native("functools.partial", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+  auto partial_class = in.make_builtin_class("functools.partial", {}, nullptr);
+  partial_class->native_new = [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.empty()) return in.raise("TypeError", "partial() needs a callable", site);
     auto p = std::make_shared<PartialObj>();
     p->function = a.positional[0];
-    p->args.positional.assign(a.positional.begin() + 1, a.positional.end());
-    p->args.keywords = a.keywords;
+    if (auto* inner = a.positional[0].as<PartialObj>()) {  // partial(partial(f, a), b) is partial(f, a, b)
+      p->function = inner->function;
+      p->args = inner->args;
+    }
+    p->args.positional.insert(p->args.positional.end(), a.positional.begin() + 1, a.positional.end());
+    for (auto& kv : a.keywords) {
+      bool replaced = false;
+      for (auto& existing : p->args.keywords)
+        if (existing.first == kv.first) { existing.second = kv.second; replaced = true; }
+      if (!replaced) p->args.keywords.push_back(kv);
+    }
     return Value::object(p);
+  };
+  in.define_method("@functools.partial", "func", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
+    return self.as<PartialObj>()->function;
+  });
+  in.define_method("@functools.partial", "args", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
+    return make_tuple(self.as<PartialObj>()->args.positional);
+  });
+  in.define_method("@functools.partial", "keywords", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
+    auto d = std::make_shared<DictObj>();
+    for (auto& [k, v] : self.as<PartialObj>()->args.keywords) d->set(Value::str(k), v);
+    return Value::object(d);
   });
   in.define_native("functools.reduce", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.size() < 2) return in.raise("TypeError", "reduce() takes at least 2 arguments", site);
@@ -1478,6 +1544,11 @@ void install_python_builtins(Interpreter& in) {
       if (!items) return why;
       pools.push_back(std::move(*items));
     }
+    if (const Value* r = a.keyword("repeat"); r && r->is_int()) {
+      std::vector<std::vector<Value>> repeated;
+      for (int64_t k = 0; k < r->as_int(); ++k) repeated.insert(repeated.end(), pools.begin(), pools.end());
+      pools = std::move(repeated);
+    }
     std::vector<std::vector<Value>> result{{}};
     for (auto& pool : pools) {
       std::vector<std::vector<Value>> next;
@@ -1494,6 +1565,156 @@ void install_python_builtins(Interpreter& in) {
     return make_list(std::move(out));
   });
 
+  // --- abc ---
+  in.make_builtin_class("abc.ABC", {}, nullptr);
+  in.define_native("abc.abstractmethod", [](Interpreter&, const Value&, Args& a, const ir::Span&) {
+    if (!a.positional.empty())
+      if (auto* f = a.positional[0].as<FunctionObj>()) f->is_abstract = true;
+    return a.positional.empty() ? Value::none() : a.positional[0];
+  });
+  in.define("abc.ABCMeta", in.unknown("metaclasses are not modelled", {}));
+  in.define_native("operator.itemgetter", [](Interpreter& in, const Value&, Args& a, const ir::Span&) {
+    std::vector<Value> keys = a.positional;
+    return in.native("operator.itemgetter.<getter>", [keys](Interpreter& in, const Value&, Args& b, const ir::Span& site) -> Value {
+      if (b.positional.empty()) return in.raise("TypeError", "itemgetter expects one argument", site);
+      std::vector<Value> out;
+      for (auto& k : keys) {
+        Args key{{k}, {}};
+        Value target = b.positional[0];
+        if (auto* d = target.as<DictObj>()) {
+          const Value* v = d->find(k);
+          if (!v) return in.raise("KeyError", repr(k), site);
+          out.push_back(*v);
+        } else if (auto* l = TupleView::of(target); l && k.is_int()) {
+          int64_t i = k.as_int() < 0 ? k.as_int() + static_cast<int64_t>(l->items.size()) : k.as_int();
+          if (i < 0 || i >= static_cast<int64_t>(l->items.size())) return in.raise("IndexError", "index out of range", site);
+          out.push_back(l->items[i]);
+        } else {
+          return in.unknown("itemgetter on " + type_name(target), site);
+        }
+      }
+      return keys.size() == 1 ? out[0] : make_tuple(std::move(out));
+    });
+  });
+  in.define_native("operator.attrgetter", [](Interpreter& in, const Value&, Args& a, const ir::Span&) {
+    std::vector<Value> names = a.positional;
+    return in.native("operator.attrgetter.<getter>", [names](Interpreter& in, const Value&, Args& b, const ir::Span& site) -> Value {
+      if (b.positional.empty()) return in.raise("TypeError", "attrgetter expects one argument", site);
+      std::vector<Value> out;
+      for (auto& n : names) {
+        if (!n.is_str()) return in.unknown("attrgetter of a non-string", site);
+        Value v = b.positional[0];
+        size_t start = 0;
+        while (true) {  // dotted paths: attrgetter("a.b")
+          size_t dot = n.s.find('.', start);
+          v = in.get_attribute(v, n.s.substr(start, dot == std::string::npos ? std::string::npos : dot - start), site);
+          if (dot == std::string::npos) break;
+          start = dot + 1;
+        }
+        out.push_back(v);
+      }
+      return names.size() == 1 ? out[0] : make_tuple(std::move(out));
+    });
+  });
+  in.define_native("itertools.groupby", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value why;
+    auto items = in.iterate(a.positional.empty() ? Value() : a.positional[0], site, &why);
+    if (!items) return why;
+    const Value* key = argument(a, 1, "key");
+    std::vector<Value> out;
+    Value current_key;
+    std::vector<Value> group;
+    bool open = false;
+    for (auto& v : *items) {
+      Value k = key && !key->is_none() ? in.call(*key, Args{{v}, {}}, site) : v;
+      if (!open || !in.equal(k, current_key).value_or(false)) {
+        if (open) out.push_back(make_tuple({current_key, make_list(group)}));
+        current_key = k;
+        group.clear();
+        open = true;
+      }
+      group.push_back(v);
+    }
+    if (open) out.push_back(make_tuple({current_key, make_list(group)}));
+    return make_list(std::move(out));
+  });
+  in.define_native("itertools.accumulate", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value why;
+    auto items = in.iterate(a.positional.empty() ? Value() : a.positional[0], site, &why);
+    if (!items) return why;
+    const Value* fn = argument(a, 1, "func");
+    const Value* initial = a.keyword("initial");
+    std::vector<Value> out;
+    Value acc;
+    bool have = false;
+    if (initial && !initial->is_none()) { acc = *initial; have = true; out.push_back(acc); }
+    for (auto& v : *items) {
+      acc = !have ? v : (fn && !fn->is_none() ? in.call(*fn, Args{{acc, v}, {}}, site) : in.binary("+", acc, v, site));
+      have = true;
+      out.push_back(acc);
+    }
+    return make_list(std::move(out));
+  });
+  in.define_native("itertools.chain.from_iterable", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value why;
+    auto outer = in.iterate(a.positional.empty() ? Value() : a.positional[0], site, &why);
+    if (!outer) return why;
+    std::vector<Value> out;
+    for (auto& inner : *outer) {
+      auto items = in.iterate(inner, site, &why);
+      if (!items) return why;
+      out.insert(out.end(), items->begin(), items->end());
+    }
+    return make_list(std::move(out));
+  });
+  in.define_native("itertools.starmap", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.size() != 2) return in.raise("TypeError", "starmap() takes a function and an iterable", site);
+    Value why;
+    auto items = in.iterate(a.positional[1], site, &why);
+    if (!items) return why;
+    std::vector<Value> out;
+    for (auto& t : *items) {
+      auto args = in.iterate(t, site, &why);
+      if (!args) return why;
+      out.push_back(in.call(a.positional[0], Args{*args, {}}, site));
+    }
+    return make_list(std::move(out));
+  });
+  in.define_native("itertools.zip_longest", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    std::vector<std::vector<Value>> seqs;
+    for (auto& v : a.positional) {
+      Value why;
+      auto items = in.iterate(v, site, &why);
+      if (!items) return why;
+      seqs.push_back(std::move(*items));
+    }
+    Value fill = a.keyword("fillvalue") ? *a.keyword("fillvalue") : Value::none();
+    size_t n = 0;
+    for (auto& q : seqs) n = std::max(n, q.size());
+    std::vector<Value> out;
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<Value> t;
+      for (auto& q : seqs) t.push_back(i < q.size() ? q[i] : fill);
+      out.push_back(make_tuple(std::move(t)));
+    }
+    return make_list(std::move(out));
+  });
+  in.define_native("itertools.islice", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value why;
+    auto items = in.iterate(a.positional.empty() ? Value() : a.positional[0], site, &why);
+    if (!items) return why;
+    int64_t start = 0, stop = static_cast<int64_t>(items->size()), step = 1;
+    if (a.positional.size() == 2) { if (a.positional[1].is_int()) stop = a.positional[1].as_int(); }
+    else if (a.positional.size() >= 3) {
+      if (a.positional[1].is_int()) start = a.positional[1].as_int();
+      if (a.positional[2].is_int()) stop = a.positional[2].as_int();
+      if (a.positional.size() > 3 && a.positional[3].is_int()) step = std::max<int64_t>(1, a.positional[3].as_int());
+    }
+    std::vector<Value> out;
+    for (int64_t i = start; i < std::min<int64_t>(stop, static_cast<int64_t>(items->size())); i += step) out.push_back((*items)[i]);
+    return make_list(std::move(out));
+  });
+
   // --- dataclasses ---
   in.define_native("dataclasses.dataclass", [](Interpreter& in, const Value&, Args& a, const ir::Span&) -> Value {
     if (a.positional.size() == 1 && a.positional[0].as<ClassObj>()) {
@@ -1507,10 +1728,11 @@ void install_python_builtins(Interpreter& in) {
       return b.positional[0];
     });
   });
-  in.define_native("dataclasses.field", [](Interpreter&, const Value&, Args& a, const ir::Span&) {
+  in.define_native("dataclasses.field", [](Interpreter& in, const Value&, Args& a, const ir::Span&) {
     auto f = std::make_shared<DataclassFieldObj>();
     if (const Value* d = a.keyword("default")) f->default_value = *d;
     if (const Value* d = a.keyword("default_factory")) f->default_factory = *d;
+    if (const Value* i = a.keyword("init")) f->init = in.truth(*i).value_or(true);
     return Value::object(f);
   });
   in.define_native("dataclasses.asdict", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
@@ -1521,13 +1743,22 @@ void install_python_builtins(Interpreter& in) {
       if (Value* v = inst->find_attribute(f)) d->set(Value::str(f), *v);
     return Value::object(d);
   });
-  in.define_native("dataclasses.replace", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+  // replace() builds a new instance through __init__ (so __post_init__ runs again), like Python.
+  auto replace = [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
     auto* inst = a.positional.empty() ? nullptr : a.positional[0].as<InstanceObj>();
-    if (!inst) return in.unknown("replace() of a non-dataclass", site);
-    Value copy = shallow_copy(in, a.positional[0]);
-    for (auto& [k, v] : a.keywords) copy.as<InstanceObj>()->set_attribute(k, v);
-    return copy;
-  });
+    if (!inst || !inst->cls->is_dataclass) return in.unknown("replace() of a non-dataclass", site);
+    Args init;
+    for (auto& f : inst->cls->dataclass_fields) {
+      const Value* d = inst->cls->lookup("__dataclass_default_" + f);
+      if (auto* field = d ? d->as<DataclassFieldObj>() : nullptr; field && !field->init) continue;
+      const Value* given = a.keyword(f);
+      if (given) init.keywords.emplace_back(f, *given);
+      else if (Value* current = inst->find_attribute(f)) init.keywords.emplace_back(f, *current);
+    }
+    return in.instantiate(inst->cls, std::move(init), site);
+  };
+  in.define_native("dataclasses.replace", replace);
+  in.define_native("dataclasses.__replace_method__", replace);  // namedtuple._replace(self, **changes)
   in.define_native("dataclasses.is_dataclass", [](Interpreter&, const Value&, Args& a, const ir::Span&) {
     if (a.positional.empty()) return Value::boolean(false);
     if (auto* c = a.positional[0].as<ClassObj>()) return Value::boolean(c->is_dataclass);
@@ -1545,7 +1776,29 @@ void install_python_builtins(Interpreter& in) {
   in.define_native("collections.defaultdict", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     Args rest{{}, a.keywords};
     if (a.positional.size() > 1) rest.positional.push_back(a.positional[1]);
-    return dict_from(in, rest, site);
+    Value d = dict_from(in, rest, site);
+    if (auto* dict = d.as<DictObj>(); dict && !a.positional.empty() && !a.positional[0].is_none())
+      dict->default_factory = std::make_shared<Value>(a.positional[0]);
+    return d;
+  });
+  in.define_native("collections.Counter", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    auto d = std::make_shared<DictObj>();
+    d->default_factory = std::make_shared<Value>(*in.builtin("builtins.int"));
+    if (!a.positional.empty()) {
+      if (auto* src = a.positional[0].as<DictObj>()) {
+        for (auto& kv : src->entries) d->set(kv.first, kv.second);
+      } else {
+        Value why;
+        auto items = in.iterate(a.positional[0], site, &why);
+        if (!items) return why;
+        for (auto& v : *items) {
+          const Value* old = d->find(v);
+          d->set(v, Value::integer((old ? old->as_int() : 0) + 1));
+        }
+      }
+    }
+    for (auto& [k, v] : a.keywords) d->set(Value::str(k), v);
+    return Value::object(d);
   });
   in.define_native("collections.namedtuple", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.size() < 2 || !a.positional[0].is_str()) return in.unknown("namedtuple() arguments", site);
@@ -1577,6 +1830,7 @@ void install_python_builtins(Interpreter& in) {
         for (size_t k = 0; k < items->size() && k < fields.size(); ++k)
           cls->set("__dataclass_default_" + fields[fields.size() - items->size() + k], (*items)[k]);
     cls->set("__init__", in.native(cls->name + ".__init__", dataclass_init));
+    cls->set("_replace", *in.builtin("dataclasses.__replace_method__"));
     return Value::object(cls);
   });
 

@@ -474,6 +474,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   std::stable_sort(result.model.unresolved.begin(), result.model.unresolved.end(), [](auto& a, auto& b) {
     return a.span.line < b.span.line || (a.span.line == b.span.line && a.span.column < b.span.column);
   });
+  for (const auto& n : interp.notes()) result.model.notes.push_back(n);
   result.stats.interpreter_steps = interp.steps();
   result.stats.definitions_reused = interp.definitions_reused();
   result.stats.ir_ms = ms(t2);

@@ -1,4 +1,5 @@
 #include "python/interpreter.h"
+#include "python/lowering.h"
 
 #include <algorithm>
 #include <cmath>
@@ -267,6 +268,22 @@ Value Interpreter::evaluate_in_globals(const Expr& expr, const Unit& unit) {
   return v;
 }
 
+Value Interpreter::evaluate_source(const std::string& text, const ir::Span& site) {
+  std::vector<SyntaxProblem> problems;
+  auto expr = lower_expression_text(text, problems);
+  if (!expr) return raise("SyntaxError", "eval() of " + repr(Value::str(text)), site);
+  // The syntax tree must outlive the values it creates (functions keep their definitions).
+  eval_sources_.push_back(std::move(expr));
+  Frame* current = frame_;
+  Frame frame;
+  frame.scope = current ? current->scope : globals_;
+  frame.unit = nullptr;
+  frame_ = &frame;
+  Value v = eval(*eval_sources_.back(), frame);
+  frame_ = current;
+  return v;
+}
+
 Flow Interpreter::exec_block(const Block& block, Frame& frame) {
   for (const auto& stmt : block) {
     if (!stmt) continue;
@@ -402,7 +419,7 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
     case StmtKind::Import:
     case StmtKind::ImportFrom:
       import_module(s, frame);
-      return Flow::Normal;
+      return done();
     case StmtKind::Assert: {
       if (!s.value) return Flow::Normal;
       Value v = eval(*s.value, frame);
@@ -430,7 +447,20 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
       return Flow::Raise;
     }
     case StmtKind::Try: {
+      bool guards_imports = false;
+      for (const auto& h : s.handlers) {
+        if (!h.type) guards_imports = true;
+        std::vector<const Expr*> types;
+        if (h.type && h.type->kind == ExprKind::Tuple) for (auto& t : h.type->items) types.push_back(t.get());
+        else if (h.type) types.push_back(h.type.get());
+        for (const Expr* t : types)
+          if ((t->kind == ExprKind::Name || t->kind == ExprKind::Attribute) &&
+              (t->name == "ImportError" || t->name == "ModuleNotFoundError" || t->name == "Exception" || t->name == "BaseException"))
+            guards_imports = true;
+      }
+      import_guards_ += guards_imports;
       Flow f = exec_block(s.body, frame);
+      import_guards_ -= guards_imports;
       if (f == Flow::Raise && pending_ && pending_->type != kBudget) {
         PendingException caught = *pending_;
         const ExceptHandler* handler = nullptr;
@@ -482,27 +512,15 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
         if (t->kind == ExprKind::Name) {
           frame.scope->vars.erase(t->name);
         } else if (t->kind == ExprKind::Attribute) {
-          Value obj = eval(*t->items[0], frame);
-          if (auto* inst = obj.as<InstanceObj>()) {
-            inst->erase_attribute(t->name);
-            if (inst->module) {
-              auto erase = [&](auto& list) {
-                list.erase(std::remove_if(list.begin(), list.end(), [&](auto& kv) { return kv.first == t->name; }), list.end());
-              };
-              erase(inst->module->parameters);
-              erase(inst->module->modules);
-              for (size_t i = 0; i < inst->module->buffers.size(); ++i)
-                if (inst->module->buffers[i].first == t->name) {
-                  inst->module->buffers.erase(inst->module->buffers.begin() + static_cast<std::ptrdiff_t>(i));
-                  inst->module->buffer_persistent.erase(inst->module->buffer_persistent.begin() + static_cast<std::ptrdiff_t>(i));
-                  break;
-                }
-            }
-          }
+          delete_attribute(eval(*t->items[0], frame), t->name, absolute(t->span, frame.unit));
         } else if (t->kind == ExprKind::Subscript) {
           Value obj = eval(*t->items[0], frame);
           Value key = eval(*t->items[1], frame);
-          if (auto* d = obj.as<DictObj>()) d->erase(key);
+          if (auto* inst = obj.as<InstanceObj>()) {
+            bool found = false;
+            Value delitem = class_attribute(inst->cls, &obj, "__delitem__", 0, absolute(t->span, frame.unit), found);
+            if (found) call(delitem, CallArgs{{key}, {}}, absolute(t->span, frame.unit));
+          } else if (auto* d = obj.as<DictObj>()) d->erase(key);
           else if (auto* l = obj.as<ListObj>(); l && key.is_int()) {
             int64_t i = key.as_int();
             if (i < 0) i += static_cast<int64_t>(l->items.size());
@@ -514,7 +532,8 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
     }
     case StmtKind::Global:
       for (const auto& t : s.targets)
-        if (t->kind == ExprKind::Name) frame.scope->global_names.push_back(t->name);
+        if (t->kind == ExprKind::Name)
+          (s.op == "nonlocal" ? frame.scope->nonlocal_names : frame.scope->global_names).push_back(t->name);
       return Flow::Normal;
     case StmtKind::Unsupported:
       note("statement not analysed", "unsupported statement: " + s.op, span());
@@ -528,7 +547,19 @@ void Interpreter::import_module(const Stmt& s, Frame& frame) {
     if (const Value* v = builtin(qual)) return *v;
     return namespace_value(qual);  // a namespace; its members resolve (or not) on access
   };
+  // Inside `try: ... except ImportError:` a package shardlens does not model is taken to be
+  // absent, so the script's own fallback is analysed (and the choice is noted).
+  auto guarded_absent = [&](const std::string& module) {
+    std::string root = module.substr(0, module.find('.'));
+    if (import_guards_ == 0 || builtins_->namespaces.count(root) || builtin(module)) return false;
+    std::string message = "imports from '" + root + "' were taken as unavailable, so the script's fallback was analysed";
+    if (std::find(notes_.begin(), notes_.end(), message) == notes_.end()) notes_.push_back(message);
+    raise("ModuleNotFoundError", "No module named '" + root + "'", absolute(s.span, frame.unit));
+    return true;
+  };
   if (s.kind == StmtKind::Import) {
+    for (const auto& name : s.imports)
+      if (guarded_absent(name.path)) return;
     for (const auto& name : s.imports) {
       // `import a.b` binds a; `import a.b as c` binds c to a.b.
       bool aliased = name.alias != name.path.substr(0, name.path.find('.'));
@@ -537,6 +568,7 @@ void Interpreter::import_module(const Stmt& s, Frame& frame) {
     return;
   }
   std::string module = s.module;
+  if (s.level == 0 && guarded_absent(module)) return;
   if (s.level > 0) {
     for (const auto& name : s.imports) {
       if (name.path == "*") continue;
@@ -589,6 +621,12 @@ void Interpreter::bind_name(const std::string& name, Value value, Frame& frame) 
   Scope* target = frame.scope.get();
   if (std::find(target->global_names.begin(), target->global_names.end(), name) != target->global_names.end())
     target = globals_.get();
+  else if (std::find(target->nonlocal_names.begin(), target->nonlocal_names.end(), name) != target->nonlocal_names.end())
+    for (Scope* s = target->parent.get(); s; s = s->parent.get())
+      if (s->vars.count(name)) {
+        target = s;
+        break;
+      }
   if (target == globals_.get() && !target->vars.count(name)) global_order_.push_back(name);
   target->vars[name] = std::move(value);
 }
@@ -770,6 +808,8 @@ bool Interpreter::definition_inputs(const Stmt& s, Frame& frame, std::vector<con
   for (auto& b : s.class_def->bases) {
     Value v = eval(*b, frame);
     if (!v.as<ClassObj>() || pending_) return false;
+    if (const Value* hook = v.as<ClassObj>()->lookup("__init_subclass__"); hook && !hook->as<NativeObj>())
+      return false;  // a user hook must run every time the subclass is defined
     inputs.push_back(v.obj.get());
   }
   for (auto& d : s.class_def->decorators)
@@ -921,6 +961,20 @@ Value Interpreter::define_class(const Stmt& s, Frame& frame, bool track) {
     cls->set(name, v);
   }
   if (named_tuple) make_dataclass(*this, *cls);
+  // __init_subclass__ of the nearest base defining it, with the class keywords (not metaclass).
+  for (size_t i = 1; i < cls->mro.size(); ++i) {
+    const Value* hook = cls->mro[i]->find("__init_subclass__");
+    if (!hook) continue;
+    Value fn = *hook;
+    if (fn.kind == Value::Kind::Obj && fn.obj->kind == ObjKind::ClassMethod) fn = static_cast<WrapperObj*>(fn.obj.get())->function;
+    if (!fn.as<FunctionObj>()) break;
+    CallArgs args{{Value::object(cls)}, {}};
+    for (const auto& b : def.bases)
+      if (b->kind == ExprKind::Keyword && b->name != "metaclass") args.keywords.emplace_back(b->name, eval(*b->items[0], frame));
+    call(fn, std::move(args), cls->span);
+    if (pending_) return unknown("__init_subclass__ raised", cls->span);
+    break;
+  }
   for (ClassObj* c : cls->mro)
     if (c != cls.get() && c->qualname == "enum.Enum") make_enum(*cls);
   cls->custom_getattribute = user_defined(*cls, "__getattribute__");
@@ -1146,6 +1200,20 @@ Value Interpreter::call_function(FunctionObj& fn, CallArgs args, const ir::Span&
 
 Value Interpreter::instantiate(const std::shared_ptr<ClassObj>& cls, CallArgs args, const ir::Span& site) {
   // Built-in classes whose call is not instance creation (list, dict, int, ...) are natives.
+  for (ClassObj* c : cls->mro)
+    if (c->qualname == "abc.ABC") {
+      // Python refuses to instantiate a class whose abstract methods are not all overridden.
+      std::vector<std::string> seen;
+      for (ClassObj* k : cls->mro)
+        for (auto& [attr, v] : k->attributes) {
+          if (std::find(seen.begin(), seen.end(), attr) != seen.end()) continue;
+          seen.push_back(attr);
+          auto* f = v.as<FunctionObj>();
+          if (f && f->is_abstract)
+            return raise("TypeError", "Can't instantiate abstract class " + cls->name + " with abstract method " + attr, site);
+        }
+      break;
+    }
   auto inst = std::make_shared<InstanceObj>();
   inst->cls = cls;
   inst->id = next_id();
@@ -1332,7 +1400,27 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
       auto* f = static_cast<FunctionObj*>(object.obj.get());
       if (name == "__name__") return Value::str(f->def->name);
       if (name == "__qualname__") return Value::str(f->qualname);
+      if (f->attributes)
+        if (const Value* v = f->attributes->find(Value::str(name))) return *v;
       return unknown("function attribute '" + name + "'", site);
+    }
+    case ObjKind::Property:
+      if (name == "setter" || name == "getter") {
+        auto prop = std::static_pointer_cast<WrapperObj>(object.obj);
+        return native("property." + name, [prop, name](Interpreter& in, const Value&, CallArgs& a, const ir::Span& site) {
+          if (a.positional.empty()) return in.raise("TypeError", "property." + name + "() takes a function", site);
+          auto copy = std::make_shared<WrapperObj>(ObjKind::Property);
+          copy->function = name == "getter" ? a.positional[0] : prop->function;
+          copy->setter = name == "setter" ? a.positional[0] : prop->setter;
+          return Value::object(copy);
+        });
+      }
+      break;
+    case ObjKind::Native: {
+      auto* n = static_cast<NativeObj*>(object.obj.get());
+      if (const Value* v = builtin(n->name + "." + name)) return *v;
+      if (name == "__name__") return Value::str(n->name.substr(n->name.rfind('.') + 1));
+      break;
     }
     case ObjKind::BoundMethod:
       if (name == "__self__") return static_cast<BoundMethodObj*>(object.obj.get())->self;
@@ -1414,6 +1502,30 @@ void Interpreter::module_set(InstanceObj& m, const std::string& name, Value valu
   m.set_attribute(name, std::move(value));
 }
 
+void Interpreter::delete_attribute(const Value& object, const std::string& name, const ir::Span& site) {
+  auto* inst = object.as<InstanceObj>();
+  if (!inst) return;
+  if (!inst->find_attribute(name) && !(inst->module && (ModuleData::find(inst->module->parameters, name) ||
+                                                        ModuleData::find(inst->module->buffers, name) ||
+                                                        ModuleData::find(inst->module->modules, name)))) {
+    raise("AttributeError", name, site);
+    return;
+  }
+  inst->erase_attribute(name);
+  if (!inst->module) return;
+  auto erase = [&](auto& list) {
+    list.erase(std::remove_if(list.begin(), list.end(), [&](auto& kv) { return kv.first == name; }), list.end());
+  };
+  erase(inst->module->parameters);
+  erase(inst->module->modules);
+  for (size_t i = 0; i < inst->module->buffers.size(); ++i)
+    if (inst->module->buffers[i].first == name) {
+      inst->module->buffers.erase(inst->module->buffers.begin() + static_cast<std::ptrdiff_t>(i));
+      inst->module->buffer_persistent.erase(inst->module->buffer_persistent.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+}
+
 void Interpreter::set_attribute(const Value& object, const std::string& name, Value value, const ir::Span& site) {
   if (auto* inst = object.as<InstanceObj>(); inst && inst->cls->custom_setattr) {
     bool found = false;
@@ -1428,7 +1540,10 @@ void Interpreter::generic_set_attribute(const Value& object, const std::string& 
   if (object.is_unknown()) return;
   if (auto* inst = object.as<InstanceObj>()) {
     if (const Value* p = inst->cls->lookup(name); p && p->kind == Value::Kind::Obj && p->obj->kind == ObjKind::Property) {
-      return;  // property setters are not modelled; the getter stays authoritative
+      const Value& setter = static_cast<WrapperObj*>(p->obj.get())->setter;
+      if (setter.kind == Value::Kind::None) raise("AttributeError", "can't set attribute '" + name + "'", site);
+      else call(setter, CallArgs{{object, std::move(value)}, {}}, site);
+      return;
     }
     if (!inst->module && inst->cls->has_unknown_base) {
       // A class deriving from something we cannot see that registers a layer or parameter is,
@@ -1451,6 +1566,11 @@ void Interpreter::generic_set_attribute(const Value& object, const std::string& 
       return;
     }
     cls->set(name, std::move(value));
+    return;
+  }
+  if (auto* f = object.as<FunctionObj>()) {
+    if (!f->attributes) f->attributes = std::make_shared<DictObj>();
+    f->attributes->set(Value::str(name), std::move(value));
     return;
   }
   if (auto* t = object.as<TensorObj>()) {
@@ -1686,27 +1806,6 @@ Value Interpreter::eval_comprehension(const Expr& e, Frame& frame) {
 
 static int64_t normalise_index(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
 
-static std::vector<int64_t> slice_indices(const SliceObj& s, int64_t n, bool& ok) {
-  ok = true;
-  int64_t step = s.step.is_int() ? s.step.as_int() : 1;
-  if (step == 0 || (!s.step.is_none() && !s.step.is_int()) || (!s.lower.is_none() && !s.lower.is_int()) ||
-      (!s.upper.is_none() && !s.upper.is_int())) {
-    ok = false;
-    return {};
-  }
-  int64_t lo, hi;
-  if (step > 0) {
-    lo = s.lower.is_none() ? 0 : std::clamp(normalise_index(s.lower.as_int(), n), int64_t{0}, n);
-    hi = s.upper.is_none() ? n : std::clamp(normalise_index(s.upper.as_int(), n), int64_t{0}, n);
-  } else {
-    lo = s.lower.is_none() ? n - 1 : std::clamp(normalise_index(s.lower.as_int(), n), int64_t{-1}, n - 1);
-    hi = s.upper.is_none() ? -1 : std::clamp(normalise_index(s.upper.as_int(), n), int64_t{-1}, n - 1);
-  }
-  std::vector<int64_t> out;
-  for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) out.push_back(i);
-  return out;
-}
-
 Value Interpreter::eval_subscript(const Value& target, const Value& index, const ir::Span& site) {
   if (target.is_unknown()) return target;
   if (index.is_unknown()) return index;
@@ -1745,6 +1844,11 @@ Value Interpreter::eval_subscript(const Value& target, const Value& index, const
   }
   if (auto* d = target.as<DictObj>()) {
     if (const Value* v = d->find(index)) return *v;
+    if (d->default_factory) {
+      Value made = call(*d->default_factory, CallArgs{}, site);
+      d->set(index, made);
+      return made;
+    }
     return raise("KeyError", repr(index), site);
   }
   if (auto* r = target.as<RangeObj>(); r && index.is_int()) {

@@ -84,6 +84,9 @@ class Interpreter {
   std::optional<std::vector<Value>> iterate(const Value& v, const ir::Span& site, Value* why = nullptr);
   Value binary(const std::string& op, const Value& a, const Value& b, const ir::Span& site);
   std::optional<bool> equal(const Value& a, const Value& b);
+  Value compare(const std::string& op, const Value& a, const Value& b, const ir::Span& site);
+  // `del obj.name` / delattr(): also unregisters a module's parameter, buffer or child.
+  void delete_attribute(const Value& object, const std::string& name, const ir::Span& site);
   std::string to_str(const Value& v);
   Value raise(const std::string& type, const std::string& message, const ir::Span& site);
   bool exception_pending() const { return pending_.has_value(); }
@@ -118,6 +121,10 @@ class Interpreter {
   std::shared_ptr<TensorObj> new_tensor(std::optional<std::vector<int64_t>> shape, const ir::Span& site,
                                         bool parameter = false);
   const std::vector<Event>& events() const { return events_; }
+  // Choices made on the user's behalf that a user should know about.
+  const std::vector<std::string>& notes() const { return notes_; }
+  // eval() of a string: an expression evaluated in the running frame.
+  Value evaluate_source(const std::string& text, const ir::Span& site);
   uint64_t steps() const { return steps_; }
   size_t definitions_reused() const { return definitions_reused_; }
   bool budget_exhausted() const { return budget_exhausted_; }
@@ -153,7 +160,6 @@ class Interpreter {
   void make_enum(ClassObj& cls);
   Value apply_decorators(const std::vector<ExprPtr>& decorators, Value target, Frame& frame);
   void import_module(const Stmt& stmt, Frame& frame);
-  Value compare(const std::string& op, const Value& a, const Value& b, const ir::Span& site);
   Value unary(const std::string& op, const Value& v, const ir::Span& site);
   Value class_attribute(const std::shared_ptr<ClassObj>& cls, const Value* self, const std::string& name,
                         size_t mro_start, const ir::Span& site, bool& found);
@@ -182,7 +188,10 @@ class Interpreter {
   std::vector<Event> events_;
   std::set<std::tuple<std::string, std::string, uint32_t, uint32_t, uint64_t>> event_keys_;
   std::optional<PendingException> pending_;
-  std::vector<std::vector<Value>*> yields_;  // values yielded by the generator functions running
+  std::vector<std::vector<Value>*> yields_;
+  int import_guards_ = 0;
+  std::vector<ExprPtr> eval_sources_;  // expressions given to eval()            // depth of try blocks that catch ImportError
+  std::vector<std::string> notes_;  // values yielded by the generator functions running
   std::vector<InstanceObj*> constructing_;
   std::vector<const ClassObj*> constructing_classes_;
   std::vector<std::shared_ptr<InstanceObj>> top_level_modules_;

@@ -338,6 +338,7 @@ StmtPtr Lowerer::simple_or_compound(TSNode n) {
     case T::GlobalStatement:
     case T::NonlocalStatement: {
       auto s = make_stmt(StmtKind::Global, n);
+      s->op = type(n) == T::NonlocalStatement ? "nonlocal" : "global";
       uint32_t count = ts_node_named_child_count(n);
       for (uint32_t i = 0; i < count; ++i) s->targets.push_back(expression(ts_node_named_child(n, i)));
       return s;
@@ -433,8 +434,14 @@ StmtPtr Lowerer::try_statement(TSNode n) {
     if (t == T::ExceptClause) {
       ExceptHandler h;
       TSNode v = field(c, sym_.value);
-      if (!ts_node_is_null(v)) h.type = expression(v);
       TSNode a = field(c, sym_.alias);
+      if (!ts_node_is_null(v) && type(v) == T::AsPattern) {  // `except ImportError as e` (newer grammars)
+        TSNode target = named(v, 1);
+        if (!ts_node_is_null(target) && type(target) == T::AsPatternTarget) target = named(target, 0);
+        if (!ts_node_is_null(target)) h.name = text(target);
+        v = named(v, 0);
+      }
+      if (!ts_node_is_null(v)) h.type = expression(v);
       if (!ts_node_is_null(a)) h.name = text(a);
       uint32_t cc = ts_node_named_child_count(c);
       for (uint32_t j = 0; j < cc; ++j)
@@ -595,6 +602,12 @@ std::shared_ptr<ClassDef> Lowerer::class_def(TSNode n, std::vector<ExprPtr> deco
     for (uint32_t i = 0; i < count; ++i) {
       TSNode b = ts_node_named_child(bases, i);
       if (type(b) == T::Comment) continue;
+      if (type(b) == T::KeywordArgument) {  // class X(Base, metaclass=M, key="small")
+        auto k = make(ExprKind::Keyword, b, text(field(b, sym_.name)));
+        k->items.push_back(expression(field(b, sym_.value)));
+        c->bases.push_back(std::move(k));
+        continue;
+      }
       c->bases.push_back(expression(b));
     }
   }

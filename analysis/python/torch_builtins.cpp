@@ -1569,25 +1569,93 @@ void install_torch(Interpreter& in) {
     });
   }
   std::weak_ptr<ClassObj> module_list_ref = module_list;  // the class holds this closure: no cycle
-  set_method(module_list, "__getitem__", [children_of, index_into, module_list_ref](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
-    Value self = self_of(a);
-    const Value index = a.positional.empty() ? Value() : a.positional[0];
+  // Positions a ModuleList / Sequential index or slice selects (torch's _get_item_by_idx).
+  auto positions = [](Interpreter& in, size_t n, const Value& index, const ir::Span& site, bool& is_slice) {
+    std::vector<int64_t> out;
+    is_slice = false;
     if (auto* sl = index.as<SliceObj>()) {
-      // Python slices a ModuleList into a new ModuleList of the same modules.
-      auto items = children_of(self);
-      int64_t n = static_cast<int64_t>(items.size());
-      if ((!sl->lower.is_none() && !sl->lower.is_int()) || (!sl->upper.is_none() && !sl->upper.is_int()) || !sl->step.is_none())
-        return in.unknown("ModuleList slice", site);
-      int64_t lo = sl->lower.is_int() ? sl->lower.as_int() : 0, hi = sl->upper.is_int() ? sl->upper.as_int() : n;
-      if (lo < 0) lo += n;
-      if (hi < 0) hi += n;
-      lo = std::clamp<int64_t>(lo, 0, n);
-      hi = std::clamp<int64_t>(hi, lo, n);
-      std::vector<Value> chosen(items.begin() + lo, items.begin() + hi);
-      return in.instantiate(module_list_ref.lock(), Args{{make_list(chosen)}, {}}, site);
+      is_slice = true;
+      bool ok = true;
+      out = slice_indices(*sl, static_cast<int64_t>(n), ok);
+      if (!ok) in.note("container slice with bounds that could not be evaluated", "unknown slice bounds", site);
+      return out;
     }
-    return index_into(in, children_of(self), index, site);
-  });
+    if (!index.is_int()) {
+      in.note("container index that could not be evaluated", index.is_unknown() ? index.unknown->reason : type_name(index), site);
+      return out;
+    }
+    int64_t i = index.as_int() < 0 ? index.as_int() + static_cast<int64_t>(n) : index.as_int();
+    if (i < 0 || i >= static_cast<int64_t>(n)) in.raise("IndexError", "index " + std::to_string(index.as_int()) + " is out of range", site);
+    else out.push_back(i);
+    return out;
+  };
+  // Removing entries renumbers the rest "0".."n-1", as torch 1.13 does for both containers.
+  auto remove_and_renumber = [](InstanceObj& self, const std::vector<int64_t>& drop) {
+    auto& mods = self.module->modules;
+    std::vector<std::pair<std::string, std::shared_ptr<InstanceObj>>> kept;
+    for (size_t k = 0; k < mods.size(); ++k)
+      if (std::find(drop.begin(), drop.end(), static_cast<int64_t>(k)) == drop.end()) kept.push_back(mods[k]);
+    for (size_t k = 0; k < kept.size(); ++k) kept[k].first = std::to_string(k);
+    mods = std::move(kept);
+  };
+  std::weak_ptr<ClassObj> sequential_ref = sequential;
+  for (auto& cls : {sequential, module_list}) {
+    bool is_sequential = cls == sequential;
+    set_method(cls, "__getitem__", [positions, module_list_ref, sequential_ref, is_sequential](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+      Value self = self_of(a);
+      auto& mods = instance(self)->module->modules;
+      bool is_slice = false;
+      auto picked = positions(in, mods.size(), a.positional.empty() ? Value() : a.positional[0], site, is_slice);
+      if (in.exception_pending()) return Value::none();
+      if (!is_slice) {
+        if (picked.empty()) return in.unknown("container item", site);
+        auto& m = mods[static_cast<size_t>(picked[0])].second;
+        return m ? Value::object(m) : Value::none();
+      }
+      if (is_sequential) {  // Sequential slices keep their keys
+        auto d = std::make_shared<DictObj>();
+        d->ordered = true;
+        for (int64_t k : picked) {
+          auto& [key, m] = mods[static_cast<size_t>(k)];
+          d->set(Value::str(key), m ? Value::object(m) : Value::none());
+        }
+        return in.instantiate(sequential_ref.lock(), Args{{Value::object(d)}, {}}, site);
+      }
+      std::vector<Value> chosen;
+      for (int64_t k : picked) {
+        auto& m = mods[static_cast<size_t>(k)].second;
+        chosen.push_back(m ? Value::object(m) : Value::none());
+      }
+      return in.instantiate(module_list_ref.lock(), Args{{make_list(chosen)}, {}}, site);
+    });
+    set_method(cls, "__delitem__", [positions, remove_and_renumber](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      Value self = self_of(a);
+      bool is_slice = false;
+      auto picked = positions(in, instance(self)->module->modules.size(), a.positional.empty() ? Value() : a.positional[0], site, is_slice);
+      if (!in.exception_pending()) remove_and_renumber(*instance(self), picked);
+      return Value::none();
+    });
+    set_method(cls, "pop", [positions, remove_and_renumber](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+      Value self = self_of(a);
+      auto& mods = instance(self)->module->modules;
+      bool is_slice = false;
+      auto picked = positions(in, mods.size(), a.positional.empty() ? Value::integer(-1) : a.positional[0], site, is_slice);
+      if (in.exception_pending() || picked.empty()) return Value::none();
+      auto m = mods[static_cast<size_t>(picked[0])].second;
+      remove_and_renumber(*instance(self), picked);
+      return m ? Value::object(m) : Value::none();
+    });
+    set_method(cls, "__setitem__", [positions](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      Value self = self_of(a);
+      if (a.positional.size() != 2) return in.raise("TypeError", "__setitem__ takes an index and a module", site);
+      auto& mods = instance(self)->module->modules;
+      bool is_slice = false;
+      auto picked = positions(in, mods.size(), a.positional[0], site, is_slice);
+      if (in.exception_pending() || picked.size() != 1 || is_slice) return Value::none();
+      in.module_set(*instance(self), mods[static_cast<size_t>(picked[0])].first, a.positional[1], site);
+      return Value::none();
+    });
+  }
   set_method(module_list, "__add__", [children_of, module_list_ref](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.size() != 2) return in.raise("TypeError", "__add__ takes one operand", site);
     auto items = children_of(a.positional[0]);
@@ -1596,20 +1664,6 @@ void install_torch(Interpreter& in) {
     if (!more) return why.is_unknown() ? why : in.unknown("ModuleList + non-iterable", site);
     items.insert(items.end(), more->begin(), more->end());
     return in.instantiate(module_list_ref.lock(), Args{{make_list(items)}, {}}, site);
-  });
-  set_method(module_list, "__setitem__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
-    Value self = self_of(a);
-    if (a.positional.size() != 2 || !a.positional[0].is_int()) return in.unknown("__setitem__ arguments", site);
-    auto& mods = instance(self)->module->modules;
-    int64_t n = static_cast<int64_t>(mods.size()), i = a.positional[0].as_int();
-    if (i < 0) i += n;
-    if (i < 0 || i >= n) return in.raise("IndexError", "index out of range", site);
-    in.module_set(*instance(self), mods[i].first, a.positional[1], site);
-    return Value::none();
-  });
-  set_method(sequential, "__getitem__", [children_of, index_into](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
-    Value self = self_of(a);
-    return index_into(in, children_of(self), a.positional.empty() ? Value() : a.positional[0], site);
   });
   set_method(module_dict, "__getitem__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
     Value self = self_of(a);
@@ -1622,6 +1676,26 @@ void install_torch(Interpreter& in) {
     Value self = self_of(a);
     if (a.positional.size() != 2 || !a.positional[0].is_str()) return in.unknown("ModuleDict key", site);
     in.module_set(*instance(self), a.positional[0].s, a.positional[1], site);
+    return Value::none();
+  });
+  auto dict_remove = [](Interpreter& in, const Value& self, const Value& key, const ir::Span& site) -> Value {
+    auto& mods = instance(self)->module->modules;
+    if (key.is_str())
+      for (auto it = mods.begin(); it != mods.end(); ++it)
+        if (it->first == key.s) {
+          Value m = it->second ? Value::object(it->second) : Value::none();
+          mods.erase(it);
+          return m;
+        }
+    return in.raise("KeyError", repr(key), site);
+  };
+  set_method(module_dict, "pop", [dict_remove](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    return dict_remove(in, self, a.positional.empty() ? Value() : a.positional[0], site);
+  });
+  set_method(module_dict, "__delitem__", [dict_remove](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value self = self_of(a);
+    dict_remove(in, self, a.positional.empty() ? Value() : a.positional[0], site);
     return Value::none();
   });
   set_method(module_dict, "__contains__", [](Interpreter&, const Value&, Args& a, const ir::Span&) {

@@ -1,5 +1,6 @@
 #include "python/values.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -186,7 +187,7 @@ std::string type_name(const Value& v) {
     case ObjKind::Instance: return static_cast<InstanceObj*>(v.obj.get())->cls->name;
     case ObjKind::Namespace: return "module";
     case ObjKind::Tensor: return static_cast<TensorObj*>(v.obj.get())->is_parameter ? "Parameter" : "Tensor";
-    case ObjKind::Partial: return "functools.partial";
+    case ObjKind::Partial: return "functools.partial";  // also the receiver name of its attributes
     case ObjKind::Super: return "super";
     case ObjKind::Dtype: return "torch.dtype";
     case ObjKind::Property: return "property";
@@ -195,6 +196,29 @@ std::string type_name(const Value& v) {
     case ObjKind::DataclassField: return "Field";
   }
   return "object";
+}
+
+static int64_t normalise_index(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
+
+std::vector<int64_t> slice_indices(const SliceObj& s, int64_t n, bool& ok) {
+  ok = true;
+  int64_t step = s.step.is_int() ? s.step.as_int() : 1;
+  if (step == 0 || (!s.step.is_none() && !s.step.is_int()) || (!s.lower.is_none() && !s.lower.is_int()) ||
+      (!s.upper.is_none() && !s.upper.is_int())) {
+    ok = false;
+    return {};
+  }
+  int64_t lo, hi;
+  if (step > 0) {
+    lo = s.lower.is_none() ? 0 : std::clamp(normalise_index(s.lower.as_int(), n), int64_t{0}, n);
+    hi = s.upper.is_none() ? n : std::clamp(normalise_index(s.upper.as_int(), n), int64_t{0}, n);
+  } else {
+    lo = s.lower.is_none() ? n - 1 : std::clamp(normalise_index(s.lower.as_int(), n), int64_t{-1}, n - 1);
+    hi = s.upper.is_none() ? -1 : std::clamp(normalise_index(s.upper.as_int(), n), int64_t{-1}, n - 1);
+  }
+  std::vector<int64_t> out;
+  for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) out.push_back(i);
+  return out;
 }
 
 Value make_list(std::vector<Value> items, bool tuple) {

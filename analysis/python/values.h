@@ -95,6 +95,7 @@ struct DictObj : Object {
   std::vector<std::pair<Value, Value>> entries;
   std::unordered_map<std::string, size_t> index;
   bool ordered = false;  // made by collections.OrderedDict (torch treats it differently from dict)
+  std::shared_ptr<Value> default_factory;  // collections.defaultdict / Counter: called for a missing key
   const Value* find(const Value& key) const;
   void set(const Value& key, Value value);
   bool erase(const Value& key);
@@ -126,6 +127,8 @@ struct FunctionObj : Object {
   std::vector<bool> has_default;
   std::string qualname;
   ClassObj* defining_class = nullptr;  // for zero-argument super()
+  bool is_abstract = false;            // @abc.abstractmethod
+  std::shared_ptr<DictObj> attributes; // function attributes (`f.calls = 0`), made on first use
 };
 
 struct BoundMethodObj : Object {
@@ -271,6 +274,7 @@ struct DtypeObj : Object {
 struct WrapperObj : Object {  // property, staticmethod, classmethod
   explicit WrapperObj(ObjKind k) : Object(k) {}
   Value function;
+  Value setter;  // property only: the @x.setter function
 };
 
 struct DataclassFieldObj : Object {
@@ -278,7 +282,7 @@ struct DataclassFieldObj : Object {
   DataclassFieldObj() : Object(ObjKind::DataclassField) {}
   std::optional<Value> default_value;
   std::optional<Value> default_factory;
-  bool init = true;
+  bool init = true;  // field(init=False): not an __init__ argument
 };
 
 // Names bound in one function call, class body or the module; `parent` is the enclosing
@@ -287,7 +291,8 @@ struct Scope {
   std::unordered_map<std::string, Value> vars;
   std::shared_ptr<Scope> parent;
   Scope* globals = nullptr;
-  std::vector<std::string> global_names;  // names declared `global` here
+  std::vector<std::string> global_names;    // names declared `global` here
+  std::vector<std::string> nonlocal_names;  // names declared `nonlocal` here
 };
 
 // Helpers shared by the interpreter and the natives.
@@ -300,6 +305,8 @@ std::string key_of(const Value& v);  // dict key encoding: type tag + value
 std::string repr(const Value& v);
 std::string type_name(const Value& v);
 Value make_list(std::vector<Value> items, bool tuple = false);
+// The positions a Python slice selects from a sequence of n items (ok = false: bounds unknown).
+std::vector<int64_t> slice_indices(const SliceObj& s, int64_t n, bool& ok);
 Value make_tuple(std::vector<Value> items);
 
 }  // namespace shardlens::python

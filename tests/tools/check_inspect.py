@@ -89,6 +89,8 @@ def run_json(cmd, who):
 
 
 def shape_str(shape):
+    if shape is None:  # shardlens could not resolve it (explained in `unresolved`)
+        return "[?]"
     return "[" + ", ".join(str(d) for d in shape) + "]"
 
 
