@@ -67,8 +67,13 @@ Interpreter::Interpreter(Limits limits)
 }
 
 Interpreter::~Interpreter() {
+  // Every closure edge points at a tracked scope; emptying those scopes and cutting their links
+  // to enclosing scopes breaks every cycle that runs through a scope.
   for (auto& weak : scopes_)
-    if (auto scope = weak.lock()) scope->vars.clear();
+    if (auto scope = weak.lock()) {
+      scope->vars.clear();
+      scope->parent.reset();
+    }
   for (auto& weak : instances_)
     if (auto inst = weak.lock()) {
       inst->dict->entries.clear();
@@ -1230,9 +1235,7 @@ Value Interpreter::instantiate(const std::shared_ptr<ClassObj>& cls, CallArgs ar
     return self;
   }
   if (cls->is_module) constructing_.push_back(inst.get());
-  constructing_classes_.push_back(cls.get());
   Value result = call(init, std::move(args), site);
-  constructing_classes_.pop_back();
   if (cls->is_module) constructing_.pop_back();
   if (pending_) return result;
   if (auto* post = cls->lookup("__post_init__"); post && cls->is_dataclass) {

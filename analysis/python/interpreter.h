@@ -128,11 +128,6 @@ class Interpreter {
   uint64_t steps() const { return steps_; }
   size_t definitions_reused() const { return definitions_reused_; }
   bool budget_exhausted() const { return budget_exhausted_; }
-  // Module instances created at module level, in creation order (root selection reads it).
-  const std::vector<std::shared_ptr<InstanceObj>>& top_level_modules() const { return top_level_modules_; }
-  std::vector<std::string>& instantiated_class_names() { return instantiated_by_classes_; }
-  // Classes that some other class instantiates while constructing (root selection skips them).
-  const std::unordered_set<const ClassObj*>& nested_classes() const { return nested_classes_; }
 
   // Registering on nn.Module: the rules of nn.Module.__setattr__.
   void module_set(InstanceObj& module, const std::string& name, Value value, const ir::Span& site);
@@ -193,10 +188,6 @@ class Interpreter {
   std::vector<ExprPtr> eval_sources_;  // expressions given to eval()            // depth of try blocks that catch ImportError
   std::vector<std::string> notes_;  // values yielded by the generator functions running
   std::vector<InstanceObj*> constructing_;
-  std::vector<const ClassObj*> constructing_classes_;
-  std::vector<std::shared_ptr<InstanceObj>> top_level_modules_;
-  std::vector<std::string> instantiated_by_classes_;
-  std::unordered_set<const ClassObj*> nested_classes_;
   // Python objects form reference cycles (closures that see themselves, modules that keep their
   // parent); the destructor empties these so that the shared_ptr graph is freed.
   std::vector<std::weak_ptr<Scope>> scopes_;
