@@ -1390,22 +1390,20 @@ void install_python_builtins(Interpreter& in) {
     if (a.positional.empty() || !a.positional[0].is_int()) return in.unknown("math.isqrt() argument", site);
     return Value::integer(static_cast<int64_t>(std::floor(std::sqrt(static_cast<double>(a.positional[0].as_int())))));
   });
-  in.define_native("math.gcd", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
-    int64_t g = 0;
-    for (auto& v : a.positional) {
-      if (!v.is_int()) return in.unknown("math.gcd() argument", site);
-      g = std::gcd(g, v.as_int());
-    }
-    return Value::integer(g);
-  });
-  in.define_native("math.lcm", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
-    int64_t l = 1;
-    for (auto& v : a.positional) {
-      if (!v.is_int()) return in.unknown("math.lcm() argument", site);
-      l = std::lcm(l, v.as_int());
-    }
-    return Value::integer(l);
-  });
+  for (auto& [name, fold] : std::vector<std::pair<std::string, int64_t (*)(int64_t, int64_t)>>{
+           {"gcd", [](int64_t x, int64_t y) { return std::gcd(x, y); }},
+           {"lcm", [](int64_t x, int64_t y) { return std::lcm(x, y); }}}) {
+    std::string n = name;
+    auto f = fold;
+    in.define_native("math." + n, [n, f](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      int64_t acc = n == "gcd" ? 0 : 1;
+      for (auto& v : a.positional) {
+        if (!v.is_int()) return in.unknown("math." + n + "() argument", site);
+        acc = f(acc, v.as_int());
+      }
+      return Value::integer(acc);
+    });
+  }
   in.define_native("math.prod", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     Value why;
     auto items = in.iterate(a.positional.empty() ? Value() : a.positional[0], site, &why);

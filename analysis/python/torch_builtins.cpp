@@ -1665,13 +1665,17 @@ void install_torch(Interpreter& in) {
     items.insert(items.end(), more->begin(), more->end());
     return in.instantiate(module_list_ref.lock(), Args{{make_list(items)}, {}}, site);
   });
-  set_method(module_dict, "__getitem__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
-    Value self = self_of(a);
-    if (a.positional.empty() || !a.positional[0].is_str()) return in.unknown("ModuleDict key", site);
-    auto* m = ModuleData::find(instance(self)->module->modules, a.positional[0].s);
-    if (!m) return in.raise("KeyError", a.positional[0].s, site);
-    return *m ? Value::object(*m) : Value::none();
-  });
+  // d[key] on a ModuleDict (modules) or a ParameterDict (parameters).
+  auto registry_item = [](auto list_of) {
+    return [list_of](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+      Value self = self_of(a);
+      if (a.positional.empty() || !a.positional[0].is_str()) return in.unknown("ModuleDict / ParameterDict key", site);
+      auto* entry = ModuleData::find(list_of(*instance(self)->module), a.positional[0].s);
+      if (!entry) return in.raise("KeyError", a.positional[0].s, site);
+      return *entry ? Value::object(*entry) : Value::none();
+    };
+  };
+  set_method(module_dict, "__getitem__", registry_item([](ModuleData& m) -> auto& { return m.modules; }));
   set_method(module_dict, "__setitem__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     Value self = self_of(a);
     if (a.positional.size() != 2 || !a.positional[0].is_str()) return in.unknown("ModuleDict key", site);
@@ -1750,13 +1754,7 @@ void install_torch(Interpreter& in) {
         for (auto& p : *items) register_param(in, self, std::to_string(instance(self)->module->parameters.size()), p, site);
     return self;
   });
-  set_method(param_dict, "__getitem__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
-    Value self = self_of(a);
-    if (a.positional.empty() || !a.positional[0].is_str()) return in.unknown("ParameterDict key", site);
-    auto* p = ModuleData::find(instance(self)->module->parameters, a.positional[0].s);
-    if (!p) return in.raise("KeyError", a.positional[0].s, site);
-    return *p ? Value::object(*p) : Value::none();
-  });
+  set_method(param_dict, "__getitem__", registry_item([](ModuleData& m) -> auto& { return m.parameters; }));
   set_method(param_dict, "__setitem__", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     Value self = self_of(a);
     if (a.positional.size() == 2 && a.positional[0].is_str()) register_param(in, self, a.positional[0].s, a.positional[1], site);
