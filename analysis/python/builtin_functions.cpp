@@ -337,18 +337,10 @@ Value min_max(Interpreter& in, Args& a, const ir::Span& site, bool want_max) {
   Value best_key = key ? in.call(*key, Args{{best}, {}}, site) : best;
   for (size_t i = 1; i < items.size(); ++i) {
     Value k = key ? in.call(*key, Args{{items[i]}, {}}, site) : items[i];
-    Value better = in.binary("-", Value::integer(0), Value::integer(0), site);  // placeholder for type
-    (void)better;
-    if (k.is_unknown()) return k;
-    if (best_key.is_unknown()) return best_key;
-    bool greater;
-    if (k.is_number() && best_key.is_number()) greater = k.as_float() > best_key.as_float();
-    else if (k.is_str() && best_key.is_str()) greater = k.s > best_key.s;
-    else return in.unknown("min/max of mixed values", site);
-    bool lesser;
-    if (k.is_number()) lesser = k.as_float() < best_key.as_float();
-    else lesser = k.s < best_key.s;
-    if ((want_max && greater) || (!want_max && lesser)) {
+    // Python's own ordering (numbers, strings, tuples); the first of equal items wins.
+    auto better = in.truth(in.compare(want_max ? ">" : "<", k, best_key, site));
+    if (!better) return k.is_unknown() ? k : best_key.is_unknown() ? best_key : in.unknown("min/max of values that are not comparable", site);
+    if (*better) {
       best = items[i];
       best_key = k;
     }

@@ -936,10 +936,8 @@ Value Interpreter::define_class(const Stmt& s, Frame& frame, bool track) {
   std::vector<std::string> order;
   for (const auto& stmt : def.body) {
     if (!stmt) continue;
-    auto before = body.scope->vars.size();
     Flow f = exec(*stmt, body);
     if (f == Flow::Raise) return unknown("class body raised", cls->span);
-    (void)before;
     auto remember = [&](const std::string& n) {
       if (std::find(order.begin(), order.end(), n) == order.end()) order.push_back(n);
     };
@@ -1008,9 +1006,6 @@ bool Interpreter::collect_args(const std::vector<ExprPtr>& items, size_t first, 
       Value v = eval(*a.items[0], frame);
       auto* d = v.as<DictObj>();
       if (!d) {
-        if (auto* inst = v.as<InstanceObj>()) {  // **namespace objects behave like their __dict__ rarely; refuse
-          (void)inst;
-        }
         out.keywords.emplace_back("**", v.is_unknown() ? v : unknown("**-argument is not a dict", absolute(a.span, frame.unit)));
         return false;
       }
@@ -1238,11 +1233,9 @@ Value Interpreter::instantiate(const std::shared_ptr<ClassObj>& cls, CallArgs ar
   Value result = call(init, std::move(args), site);
   if (cls->is_module) constructing_.pop_back();
   if (pending_) return result;
-  if (auto* post = cls->lookup("__post_init__"); post && cls->is_dataclass) {
-    bool f2 = false;
-    Value p = class_attribute(cls, &self, "__post_init__", 0, site, f2);
-    (void)post;
-    call(p, CallArgs{}, site);
+  if (cls->is_dataclass && cls->lookup("__post_init__")) {
+    bool found = false;
+    call(class_attribute(cls, &self, "__post_init__", 0, site, found), CallArgs{}, site);
   }
   return self;
 }

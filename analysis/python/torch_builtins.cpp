@@ -960,10 +960,9 @@ void install_torch(Interpreter& in) {
           for (size_t i = 0; i < n && ok; ++i) {
             double parts[3];
             for (size_t k = 0; k < 3; ++k) {
-              if (auto* t = a.positional[k].as<TensorObj>()) {
+              if (a.positional[k].as<TensorObj>()) {
                 if (!vals[k] || (vals[k]->size() != n && vals[k]->size() != 1)) { ok = false; break; }
                 parts[k] = (*vals[k])[vals[k]->size() == 1 ? 0 : i];
-                (void)t;
               } else {
                 parts[k] = scalars[k];
               }

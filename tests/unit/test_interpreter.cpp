@@ -218,3 +218,14 @@ b = e.n_layer, e.name, e.bias
   CHECK(r.repr("a") == "(6, 'x', False)");
   CHECK(r.repr("b") == "(40, 'big', True)");
 }
+
+TEST_CASE("min and max use Python's ordering, keys and defaults") {
+  ScriptRun r(R"(
+a = max([(1, "b"), (2, "a"), (2, "c")])
+b = min(["ccc", "a", "bb"], key=len)
+c = max([], default=7), max(3, 9, 4), min(2.5, 1)
+)");
+  CHECK(r.repr("a") == "(2, 'c')");
+  CHECK(r.repr("b") == "'a'");
+  CHECK(r.repr("c") == "(7, 9, 1)");
+}
