@@ -781,28 +781,21 @@ void install_python_builtins(Interpreter& in) {
     if (rev && in.truth(*rev).value_or(false)) std::reverse(out.begin(), out.end());
     return make_list(std::move(out));
   });
-  def("any", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
-    Value why;
-    auto items = in.iterate(a.positional.empty() ? Value() : a.positional[0], site, &why);
-    if (!items) return why;
-    for (auto& v : *items) {
-      auto t = in.truth(v);
-      if (!t) return in.unknown("any() over unknown values", site);
-      if (*t) return Value::boolean(true);
-    }
-    return Value::boolean(false);
-  });
-  def("all", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
-    Value why;
-    auto items = in.iterate(a.positional.empty() ? Value() : a.positional[0], site, &why);
-    if (!items) return why;
-    for (auto& v : *items) {
-      auto t = in.truth(v);
-      if (!t) return in.unknown("all() over unknown values", site);
-      if (!*t) return Value::boolean(false);
-    }
-    return Value::boolean(true);
-  });
+  // any() stops at the first true item, all() at the first false one.
+  for (bool want : {true, false}) {
+    std::string name = want ? "any" : "all";
+    def(name, [want, name](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      Value why;
+      auto items = in.iterate(a.positional.empty() ? Value() : a.positional[0], site, &why);
+      if (!items) return why;
+      for (auto& v : *items) {
+        auto t = in.truth(v);
+        if (!t) return in.unknown(name + "() over unknown values", site);
+        if (*t == want) return Value::boolean(want);
+      }
+      return Value::boolean(!want);
+    });
+  }
   def("isinstance", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.size() != 2) return in.raise("TypeError", "isinstance expected 2 arguments", site);
     if (a.positional[0].is_unknown()) return a.positional[0];

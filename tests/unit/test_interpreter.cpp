@@ -229,3 +229,10 @@ c = max([], default=7), max(3, 9, 4), min(2.5, 1)
   CHECK(r.repr("b") == "'a'");
   CHECK(r.repr("c") == "(7, 9, 1)");
 }
+
+TEST_CASE("any and all short-circuit like Python") {
+  ScriptRun r(R"(
+a = any([0, "", 3]), any([]), all([1, "x"]), all([1, 0]), all([])
+)");
+  CHECK(r.repr("a") == "(True, False, True, False, True)");
+}
