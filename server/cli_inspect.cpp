@@ -16,7 +16,6 @@
 
 namespace shardlens::cli {
 
-namespace {
 bool read_file(const std::string& path, std::string& out, std::string& error) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) {
@@ -41,7 +40,6 @@ bool read_file(const std::string& path, std::string& out, std::string& error) {
   out = buf.str();
   return true;
 }
-}  // namespace
 
 int run_inspect(const std::vector<std::string>& args) {
   std::string file, model, format = "text";
@@ -114,6 +112,32 @@ int run_inspect(const std::vector<std::string>& args) {
       std::fprintf(stderr, "  %s:%u:%u: %s: %s\n", file.c_str(), u.span.line, u.span.column + 1, u.what.c_str(), u.reason.c_str());
     return 1;
   }
+  return 0;
+}
+
+int run_dataflow(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::fputs("usage: shardlens dataflow FILE [--model EXPR] [--tokens N]\n", stderr);
+    return 2;
+  }
+  std::string text, error;
+  if (!read_file(args[0], text, error)) {
+    std::fprintf(stderr, "shardlens dataflow: %s\n", error.c_str());
+    return 1;
+  }
+  python::ModelExtractor extractor(std::move(text), args[0]);
+  python::ExtractOptions options;
+  options.trace_forward = true;
+  for (size_t i = 1; i + 1 < args.size(); i += 2) {
+    if (args[i] == "--model") options.model_expression = args[i + 1];
+    if (args[i] == "--tokens") options.workload.tokens = std::stoll(args[i + 1]);
+  }
+  auto result = extractor.extract(options);
+  if (!result.ok) {
+    std::fprintf(stderr, "shardlens dataflow: %s\n", result.error.c_str());
+    return 1;
+  }
+  std::cout << ir::dataflow_to_text(result.model);
   return 0;
 }
 

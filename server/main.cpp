@@ -14,8 +14,13 @@ const char* kUsage =
     "commands:\n"
     "  inspect FILE [--model EXPR] [--format text|json]\n"
     "      the modules and parameters FILE builds, statically (no Python is run)\n"
+    "  plan FILE [--model EXPR] [--mesh RxC|PRESET ...] [--strategy auto|tensor] [--batch N] [--seq N]\n"
+    "       [--phase prefill|decode] [--dtype bf16|fp32|bfp8] [--hardware wormhole|blackhole] [--format text|json]\n"
+    "      how to shard FILE's model over each mesh: layouts, collectives, costs and rejected alternatives\n"
     "  syntax-tree FILE\n"
     "      tree-sitter's concrete syntax tree of FILE (for debugging the front end)\n"
+    "  dataflow FILE [--model EXPR] [--tokens N]\n"
+    "      the ops forward() runs, as the planner sees them (for debugging the front end)\n"
     "  help\n";
 
 }  // namespace
@@ -30,6 +35,8 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "inspect") return shardlens::cli::run_inspect(args);
   if (command == "syntax-tree") return shardlens::cli::run_syntax_tree(args);
+  if (command == "dataflow") return shardlens::cli::run_dataflow(args);
+  if (command == "plan") return shardlens::cli::run_plan(args);
   if (command == "--version" || command == "version") {
     std::puts("shardlens 0.1.0");
     return 0;

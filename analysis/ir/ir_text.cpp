@@ -143,4 +143,49 @@ std::string to_text(const ModelIR& model) {
   return out.str();
 }
 
+std::string dataflow_to_text(const ModelIR& model) {
+  const Dataflow& flow = model.dataflow;
+  std::string out;
+  if (!flow.error.empty()) out += "error: " + flow.error + "\n";
+  for (auto& d : flow.input_descriptions) out += "input " + d + "\n";
+  for (auto& n : flow.notes) out += "note: " + n + "\n";
+  auto tensor = [&](int id) {
+    const TensorInfo& t = flow.tensors[id];
+    std::string s = "%" + std::to_string(id);
+    if (t.parameter >= 0) s += "(" + model.parameters[t.parameter].name + ")";
+    if (t.buffer >= 0) s += "(" + model.buffers[t.buffer].name + ")";
+    s += "[";
+    if (!t.shape_known) s += "?";
+    for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? "," : "") + std::to_string(t.shape[i]);
+    return s + "]";
+  };
+  std::vector<int> ends;
+  for (size_t i = 0; i < flow.ops.size(); ++i) {
+    while (!ends.empty() && static_cast<int>(i) >= ends.back()) ends.pop_back();
+    const Op& op = flow.ops[i];
+    std::string line(2 * ends.size(), ' ');
+    line += std::to_string(op.span.line) + ": " + op_kind_name(op.kind) + " " + op.name;
+    if (!op.equation.empty()) line += " " + op.equation;
+    if (!op.dims.empty()) {
+      line += " dims=";
+      for (size_t k = 0; k < op.dims.size(); ++k) line += (k ? "," : "") + std::to_string(op.dims[k]);
+    }
+    if (!op.sizes.empty()) {
+      line += " sizes=";
+      for (size_t k = 0; k < op.sizes.size(); ++k) line += (k ? "," : "") + std::to_string(op.sizes[k]);
+    }
+    if (op.groups != 1) line += " groups=" + std::to_string(op.groups);
+    line += " (";
+    for (size_t k = 0; k < op.inputs.size(); ++k) line += (k ? ", " : "") + tensor(op.inputs[k]);
+    line += ") -> (";
+    for (size_t k = 0; k < op.outputs.size(); ++k) line += (k ? ", " : "") + tensor(op.outputs[k]);
+    line += ")";
+    if (op.kind == OpKind::Call) line += " @" + model.modules[op.module].name;
+    if (!op.detail.empty()) line += "  # " + op.detail;
+    out += line + "\n";
+    if (op.kind == OpKind::Call || op.kind == OpKind::Experts) ends.push_back(op.end);
+  }
+  return out;
+}
+
 }  // namespace shardlens::ir

@@ -7,17 +7,10 @@
 #include <string>
 #include <vector>
 
-namespace shardlens::ir {
+#include "ir/dataflow.h"
+#include "ir/span.h"
 
-// Lines are 1-based, columns 0-based UTF-8 byte offsets (as Python's own `ast` counts them).
-struct Span {
-  uint32_t line = 0;
-  uint32_t column = 0;
-  uint32_t end_line = 0;
-  uint32_t end_column = 0;
-  bool valid() const { return line > 0; }
-  bool operator==(const Span&) const = default;
-};
+namespace shardlens::ir {
 
 struct Parameter {
   std::string name;            // fully qualified, exactly as named_parameters() gives it
@@ -64,6 +57,7 @@ struct ModelIR {
   std::vector<Buffer> buffers;        // named_buffers() order, de-duplicated
   std::vector<Unresolved> unresolved;
   std::vector<std::string> notes;  // choices the front end made that a user should know about
+  Dataflow dataflow;               // forward(), when traced (ExtractOptions::trace_forward)
 
   int64_t total_parameters() const;
 };

@@ -449,6 +449,14 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     IrBuilder builder{result.model, {}};
     builder.build(walk);
     for (auto& nm : walk) tree_ids.insert(nm.module->id);
+    if (options.trace_forward) {
+      auto t3 = Clock::now();
+      ForwardTracer tracer(interp, result.model, walk);
+      interp.set_tracer(&tracer);
+      tracer.trace(root, options.workload);
+      interp.set_tracer(nullptr);
+      result.stats.trace_ms = ms(t3);
+    }
   }
   // Report what could not be resolved while building the chosen model, and every syntax error.
   for (const auto& e : interp.events()) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/model_ir.h"
+#include "python/forward_trace.h"
 #include "python/source_document.h"
 
 namespace shardlens::python {
@@ -17,6 +18,8 @@ struct Unit;
 struct ExtractOptions {
   std::string model_expression;  // --model EXPR; empty: choose the root automatically
   std::string module_name = "__main__";  // what `__name__` is while the script executes
+  bool trace_forward = false;  // also trace forward() into ModelIR::dataflow (the planner needs it)
+  TraceWorkload workload;
 };
 
 struct ExtractStats {
@@ -28,6 +31,7 @@ struct ExtractStats {
   double lower_ms = 0;    // finding and lowering top-level statements
   double execute_ms = 0;  // abstract execution and root selection
   double ir_ms = 0;       // building the model IR
+  double trace_ms = 0;    // tracing forward()
 };
 
 struct ExtractResult {

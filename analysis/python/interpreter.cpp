@@ -1,4 +1,5 @@
 #include "python/interpreter.h"
+#include "python/forward_trace.h"
 #include "python/lowering.h"
 
 #include <algorithm>
@@ -657,6 +658,8 @@ void Interpreter::assign(const Expr& target, Value value, Frame& frame) {
           if (i >= 0 && i < static_cast<int64_t>(l->items.size())) l->items[i] = std::move(value);
           else raise("IndexError", "list assignment index out of range", site);
         }
+      } else if (tracer_ && obj.as<TensorObj>()) {
+        tracer_->set_item(*this, obj, key, value, site);
       } else if (auto* inst = obj.as<InstanceObj>()) {
         bool found = false;
         Value setitem = class_attribute(inst->cls, &obj, "__setitem__", 0, site, found);
@@ -1060,6 +1063,7 @@ Value Interpreter::call(const Value& callee, CallArgs args, const ir::Span& site
     case ObjKind::Native: {
       auto* n = static_cast<NativeObj*>(callee.obj.get());
       CallDepth depth(call_depth_);
+      if (tracer_) return tracer_->native(*this, *n, args, site);
       return n->fn(*this, n->self, args, site);
     }
     case ObjKind::Class: {
@@ -1087,6 +1091,11 @@ Value Interpreter::call(const Value& callee, CallArgs args, const ir::Span& site
       bool found = false;
       Value c = class_attribute(inst->cls, &callee, "__call__", 0, site, found);
       if (found && !(inst->module && c.as<NativeObj>())) return call(c, std::move(args), site);
+      if (inst->module && tracer_) {
+        if (call_depth_ >= limits_.max_call_depth) return unknown("call depth limit reached in forward()", site);
+        CallDepth depth(call_depth_);
+        return tracer_->module_call(*this, callee, args, site);
+      }
       if (inst->module) {
         // Running forward() is the dataflow front end's job, not construction's.
         auto t = new_tensor(std::nullopt, site);
@@ -1431,6 +1440,8 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
     CallArgs none;
     return (*fn)(*this, object, none, site);
   }
+  // While tracing, any tensor method reaches the tracer, which models it or records an unknown op.
+  if (receiver == "tensor" && tracer_ && !name.empty() && name[0] != '_') return native("tensor." + name, NativeFn(), object);
   if (receiver == "tensor") return unknown("tensor attribute '" + name + "' is not modelled", site);
   return raise("AttributeError", "'" + receiver + "' object has no attribute '" + name + "'", site);
 }
@@ -1865,6 +1876,7 @@ Value Interpreter::eval_subscript(const Value& target, const Value& index, const
     }
     return unknown("generic alias", site);  // List[int], Optional[X]
   }
+  if (tracer_ && target.as<TensorObj>()) return tracer_->subscript(*this, target, index, site);
   if (const NativeFn* f = method(target.kind == Value::Kind::Obj && target.obj->kind == ObjKind::Tensor ? "tensor" : type_name(target), "__getitem__")) {
     CallArgs args{{index}, {}};
     return (*f)(*this, target, args, site);
@@ -1979,6 +1991,7 @@ Value Interpreter::unary(const std::string& op, const Value& v, const ir::Span& 
   }
   if (v.is_unknown()) return v;
   if (v.as<TensorObj>()) {
+    if (tracer_) return tracer_->unary(*this, op, v, site);
     if (const NativeFn* f = method("tensor", "__unary__")) {
       CallArgs args{{v, Value::str(op)}, {}};
       return (*f)(*this, v, args, site);
@@ -2070,6 +2083,7 @@ Value Interpreter::compare(const std::string& op, const Value& a, const Value& b
 
 Value Interpreter::binary(const std::string& op, const Value& a, const Value& b, const ir::Span& site) {
   if (a.as<TensorObj>() || b.as<TensorObj>()) {
+    if (tracer_) return tracer_->binary(*this, op, a, b, site);
     if (const NativeFn* f = method("tensor", "__binary__")) {
       CallArgs args{{a, b, Value::str(op)}, {}};
       return (*f)(*this, Value(), args, site);

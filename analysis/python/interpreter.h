@@ -50,6 +50,8 @@ struct PendingException {
   ir::Span span;
 };
 
+class ForwardTracer;
+
 class Interpreter {
  public:
   struct Limits {
@@ -133,6 +135,8 @@ class Interpreter {
   void module_set(InstanceObj& module, const std::string& name, Value value, const ir::Span& site);
   Value module_get(InstanceObj& module, const std::string& name, bool& found);
   ir::Span absolute(const RelSpan& span, const Unit* unit) const;
+  // While set, forward() runs and tensor operations are recorded (forward_trace.h).
+  void set_tracer(ForwardTracer* tracer) { tracer_ = tracer; }
   const Unit* current_unit() const { return frame_ ? frame_->unit : nullptr; }
 
  private:
@@ -194,6 +198,7 @@ class Interpreter {
   std::vector<std::weak_ptr<InstanceObj>> instances_;
   std::vector<std::weak_ptr<ClassObj>> classes_;
   Frame* frame_ = nullptr;
+  ForwardTracer* tracer_ = nullptr;
   uint64_t steps_ = 0;
   size_t definitions_reused_ = 0;
   uint64_t id_counter_ = 0;

@@ -1,0 +1,620 @@
+#include "plan/plan.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "plan/search.h"
+
+namespace shardlens::plan {
+
+using namespace detail;
+using ir::OpKind;
+
+namespace {
+
+// Decision weight per collective, added to the search objective only (never to reported times).
+// SHARDING.md §1 asks for the fewest collectives as well as the fastest plan: a layout that saves
+// less than this per extra collective is within the residuals of the fitted α-β formulas
+// (tt-metal CCL_bandwidth.md fits; SHARDING.md §4) and loses to the one with fewer collectives.
+constexpr double kCclDecisionWeightUs = 10.0;
+// Device memory kept free for activations, program binaries and the runtime: plans must fit in
+// this share of DRAM. (tt-metal reserves DRAM for kernels and trace buffers; 10 % is a planning margin.)
+constexpr double kUsableDramFraction = 0.9;
+// A plan common to every requested mesh is preferred when it is within this of each mesh's best.
+constexpr double kCommonPlanTolerance = 0.05;
+
+std::string fmt_bytes(double b) {
+  char buf[64];
+  if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+  else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
+  else if (b >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%.0f B", b);
+  return buf;
+}
+
+std::string fmt_us(double us) {
+  char buf[64];
+  if (us >= 1000) std::snprintf(buf, sizeof buf, "%.2f ms", us / 1000);
+  else std::snprintf(buf, sizeof buf, "%.1f µs", us);
+  return buf;
+}
+
+struct Solved {
+  std::string name;
+  Context ctx;
+  AxisSolution sol;
+  Evaluation ev;
+  Totals totals;
+  std::vector<std::string> axes;  // mesh axes the sharded dims use
+  bool feasible = false;
+  std::string infeasible_why;
+};
+
+class MeshPlanner {
+ public:
+  MeshPlanner(const ir::ModelIR& model, const Prepared& prep, const PlanOptions& opt, AxisSolver& solver)
+      : model_(model), prep_(prep), opt_(opt), solver_(solver) {}
+
+  Context base_context(const Mesh& mesh) const {
+    Context c;
+    c.n = mesh.cols;
+    c.topology = mesh.col_topology;
+    c.hw = opt_.hardware;
+    c.workload = opt_.workload;
+    c.ccl_penalty_us = kCclDecisionWeightUs;
+    if (opt_.strategy == StrategyMode::Tensor) c.filter.allowed = kTagReplicated | kTagTensor | kTagExpertTensor;
+    c.unpinned_replicated = opt_.evaluate_pins_only;
+    for (auto& [name, layout] : opt_.pinned_parameters) {
+      for (size_t i = 0; i < model_.parameters.size(); ++i)
+        if (model_.parameters[i].name == name) c.pinned_params[static_cast<int>(i)] = parse_layout(layout);
+    }
+    for (auto& [name, layout] : opt_.pinned_outputs)
+      for (size_t i = 0; i < model_.modules.size(); ++i)
+        if (model_.modules[i].name == name) c.pinned_outputs[static_cast<int>(i)] = parse_layout(layout);
+    return c;
+  }
+
+  static Spec parse_layout(const std::string& s) {
+    if (s.rfind("shard:", 0) == 0) return Spec::S(std::stoi(s.substr(6)));
+    if (s == "partial") return Spec::P();
+    return Spec::R();
+  }
+
+  Solved run(const std::string& name, const Context& ctx, std::vector<std::string> axes) {
+    Solved s;
+    s.name = name;
+    s.ctx = ctx;
+    s.axes = std::move(axes);
+    s.sol = solver_.solve(prep_, ctx);
+    s.feasible = s.sol.feasible;
+    if (!s.feasible) {
+      s.infeasible_why = "no layout satisfies the constraints";
+      return s;
+    }
+    s.ev = evaluate(prep_, ctx, s.sol);
+    s.totals = totals_of(s);
+    return s;
+  }
+
+  Totals totals_of(const Solved& s) const {
+    Totals t;
+    t.collectives = static_cast<int>(s.ev.events.size());
+    for (auto& e : s.ev.events) t.bytes += e.bytes;
+    t.ccl_us = s.ev.ccl_us;
+    t.compute_us = s.ev.compute_us;
+    t.est_time_us = t.ccl_us + t.compute_us;
+    t.compute_parallel_fraction = s.ev.flops > 0 ? s.ev.parallel_flops / s.ev.flops : 0;
+    t.parameter_bytes_per_device = parameter_bytes(s);
+    t.kv_cache_bytes_per_device = s.ev.kv_cache_bytes;
+    t.memory_per_device_bytes = t.parameter_bytes_per_device + t.kv_cache_bytes_per_device;
+    return t;
+  }
+
+  // Expert lists whose experts are spread over devices (expert parallel), by module index.
+  std::set<int> expert_parallel_lists(const Solved& s) const {
+    std::set<int> out;
+    const auto& flow = model_.dataflow;
+    for (size_t i = 0; i < flow.ops.size(); ++i)
+      if (flow.ops[i].kind == OpKind::Experts && s.sol.decisions[i].experts_mode >= 2) out.insert(flow.ops[i].module);
+    return out;
+  }
+
+  // The layout of parameters the trace never reached directly: the other experts of a list take
+  // expert 0's layout.
+  int representative(int param) const {
+    auto it = representative_.find(param);
+    return it == representative_.end() ? param : it->second;
+  }
+
+  void index_experts() {
+    const auto& flow = model_.dataflow;
+    std::map<std::string, int> by_name;
+    for (size_t i = 0; i < model_.parameters.size(); ++i) by_name[model_.parameters[i].name] = static_cast<int>(i);
+    for (auto& op : flow.ops) {
+      if (op.kind != OpKind::Experts || op.module < 0) continue;
+      const auto& list = model_.modules[op.module];
+      std::string first = list.name + "." + (list.child_keys.empty() ? "0" : list.child_keys[0]) + ".";
+      for (size_t c = 1; c < list.children.size(); ++c) {
+        std::string prefix = list.name + "." + list.child_keys[c] + ".";
+        for (auto& [name, idx] : by_name)
+          if (name.rfind(prefix, 0) == 0) {
+            auto it = by_name.find(first + name.substr(prefix.size()));
+            if (it != by_name.end()) representative_[idx] = it->second;
+          }
+      }
+      for (auto& [name, idx] : by_name)
+        if (name.rfind(list.name + ".", 0) == 0) expert_list_of_[idx] = op.module;
+    }
+  }
+
+  double parameter_bytes(const Solved& s) const {
+    double total = 0;
+    auto ep = expert_parallel_lists(s);
+    for (size_t i = 0; i < model_.parameters.size(); ++i) {
+      const auto& p = model_.parameters[i];
+      if (!p.shape_known) continue;
+      double b = static_cast<double>(p.numel()) * s.ctx.workload.dtype_bytes();
+      auto list = expert_list_of_.find(static_cast<int>(i));
+      if (list != expert_list_of_.end() && ep.count(list->second)) {
+        total += b / s.ctx.n;
+        continue;
+      }
+      int r = representative(static_cast<int>(i));
+      total += s.ev.param_spec[r].sharded() ? b / s.ctx.n : b;
+    }
+    return total;
+  }
+
+  const ir::ModelIR& model_;
+  const Prepared& prep_;
+  const PlanOptions& opt_;
+  AxisSolver& solver_;
+  std::map<int, int> representative_;
+  std::map<int, int> expert_list_of_;
+};
+
+std::string layout_of(const std::string& label, Spec spec, bool expert_parallel, const ir::Op* op) {
+  if (expert_parallel) return "expert";
+  if (!spec.sharded()) return "replicated";
+  if (spec.kind == kSegments) return "column_segments";
+  if (label == "column" || label == "row" || label == "vocab" || label == "hidden" || label == "expert") return label;
+  if (label == "column_segments") return "column_segments";
+  if (op && op->kind == OpKind::Norm) return "hidden";
+  return "hidden";
+}
+
+std::string layout_why(const std::string& layout, const std::string& kind_of_op) {
+  if (layout == "column")
+    return "column-parallel: output features split over 'model'; its output stays sharded for the row-parallel layer "
+           "after it (Megatron-LM §3, arXiv:1909.08053)";
+  if (layout == "row")
+    return "row-parallel: consumes the sharded activation without gathering it; 1 all-reduce of the partial output "
+           "(Megatron-LM §3)";
+  if (layout == "column_segments")
+    return "q, k and v are concatenated in this weight and split after the matmul: each device needs its share of "
+           "every segment. Not expressible as a spec on the fused weight: split the projection into q/k/v, or permute "
+           "its rows at load time so that a contiguous split is per segment";
+  if (layout == "vocab")
+    return "vocab-parallel: each device holds a slice of the vocabulary; masked lookup + 1 all-reduce (Megatron "
+           "tensor_parallel/layers.py)";
+  if (layout == "hidden")
+    return kind_of_op == "norm" ? "sharded with the activation it scales (its statistics need a small all-reduce unless "
+                                  "whole groups stay on a device)"
+                                : "sharded along the hidden dim; the activation stays sharded";
+  if (layout == "expert")
+    return "expert parallel: whole experts per device (torchtitan expert_parallel.py; Megatron token_dispatcher.py)";
+  return "";
+}
+
+}  // namespace
+
+PlanResult plan_model(const ir::ModelIR& model, const PlanOptions& options_in) {
+  auto t0 = std::chrono::steady_clock::now();
+  PlanResult result;
+  PlanOptions options = options_in;
+  if (!options.hardware) options.hardware = find_hardware("wormhole");
+  if (options.meshes.empty()) options.meshes.push_back(*parse_mesh("t3k", result.error));
+  const auto& flow = model.dataflow;
+  if (flow.ops.empty()) {
+    result.error = "the model's forward() could not be traced" + (flow.error.empty() ? std::string() : ": " + flow.error);
+    return result;
+  }
+  auto prep = prepare(model);
+  AxisSolver solver;
+  MeshPlanner planner(model, *prep, options, solver);
+  planner.index_experts();
+  for (auto& n : flow.notes) result.notes.push_back(n);
+  if (!flow.error.empty())
+    result.diagnostics.push_back({"trace-incomplete", "warning",
+                                  "forward() was only partly traced (" + flow.error + "): the plan covers what was seen", model.modules[0].span});
+  // Unknown ops: the planner keeps tensors whole around them.
+  std::set<std::string> unknown_seen;
+  for (auto& op : flow.ops)
+    if (op.kind == OpKind::Unknown && unknown_seen.insert(op.name + std::to_string(op.span.line)).second)
+      result.diagnostics.push_back({"unknown-op", "information",
+                                    "'" + op.name + "' is not understood by the planner (" + op.detail +
+                                        "): tensors stay replicated through it, which may cost gathers",
+                                    op.span});
+
+  const Hardware& hw = *options.hardware;
+  for (const Mesh& mesh : options.meshes) {
+    MeshPlan mp;
+    mp.mesh = mesh;
+    Context base = planner.base_context(mesh);
+    std::vector<Solved> modes;
+    modes.push_back(planner.run(mesh.rows > 1 ? "rows replicated" : "model axis", base, {"model"}));
+    if (mesh.rows > 1) {
+      if (options.workload.batch % mesh.rows == 0) {
+        Context dp = base;
+        dp.activation_scale = 1.0 / mesh.rows;
+        modes.push_back(planner.run("data parallel on 'batch'", dp, {"model"}));
+      } else {
+        Solved s;
+        s.name = "data parallel on 'batch'";
+        s.infeasible_why = "batch " + std::to_string(options.workload.batch) + " does not divide the " +
+                           std::to_string(mesh.rows) + " rows";
+        modes.push_back(s);
+      }
+      Context two = base;
+      two.n = mesh.rows * mesh.cols;
+      two.topology = Topology::Line;  // collectives over both axes, costed as one line of all devices
+      modes.push_back(planner.run("2-D tensor parallel over ('batch', 'model')", two, {"batch", "model"}));
+    }
+    int best = -1;
+    for (int i = 0; i < static_cast<int>(modes.size()); ++i)
+      if (modes[i].feasible && (best < 0 || modes[i].sol.cost < modes[best].sol.cost)) best = i;
+    if (best < 0) {
+      result.diagnostics.push_back({"infeasible", "error", "no layout satisfies the constraints on mesh " + mesh.shape_string(), {}});
+      result.meshes.push_back(mp);
+      continue;
+    }
+    Solved chosen = modes[best];
+    // Memory: the fastest layout must fit; otherwise trade speed for memory, loudly.
+    double dram = hw.dram_bytes * kUsableDramFraction;
+    if (chosen.totals.memory_per_device_bytes > dram) {
+      Solved fast = chosen;
+      double lambda = chosen.totals.est_time_us / std::max(1.0, chosen.totals.parameter_bytes_per_device) * 0.05;
+      bool fits = false;
+      for (int step = 0; step < 16 && !fits; ++step, lambda *= 4) {
+        Context c = chosen.ctx;
+        c.memory_lambda = lambda;
+        Solved s = planner.run(chosen.name, c, chosen.axes);
+        if (s.feasible && s.totals.memory_per_device_bytes <= dram) {
+          chosen = s;
+          fits = true;
+        }
+      }
+      if (fits) {
+        mp.memory_fallback = true;
+        double slower = chosen.totals.est_time_us - fast.totals.est_time_us;
+        std::string msg = "the fastest layout needs " + fmt_bytes(fast.totals.memory_per_device_bytes) + " per device on " +
+                          mesh.shape_string() + " (" + fmt_bytes(hw.dram_bytes) + " DRAM): falling back to a memory-saving layout (" +
+                          fmt_bytes(chosen.totals.memory_per_device_bytes) + " per device) that is " + fmt_us(slower) +
+                          " slower per forward (" + std::to_string(chosen.totals.collectives) + " collectives instead of " +
+                          std::to_string(fast.totals.collectives) + ")";
+        result.diagnostics.push_back({"memory-fallback", "warning", msg, model.modules[0].span});
+        mp.notes.push_back(msg);
+      } else {
+        result.diagnostics.push_back({"memory-does-not-fit", "error",
+                                      "no layout on " + mesh.shape_string() + " fits in " + fmt_bytes(dram) +
+                                          " per device (best: " + fmt_bytes(chosen.totals.memory_per_device_bytes) +
+                                          "); use more devices or a smaller dtype",
+                                      model.modules[0].span});
+      }
+    }
+    mp.mode = mesh.rows > 1 ? chosen.name : "tensor / sequence / data choices on 'model'";
+    if (mesh.rows > 1 && chosen.name.rfind("data", 0) == 0)
+      mp.notes.push_back("rows run data parallel: shard the inputs' batch dim over 'batch' (xs.mark_sharding(input, mesh, (\"batch\", None)))");
+    for (int i = 0; i < static_cast<int>(modes.size()); ++i) {
+      if (i == best) continue;
+      Alternative a;
+      a.name = modes[i].name;
+      a.feasible = modes[i].feasible;
+      if (a.feasible) {
+        a.totals = modes[i].totals;
+        a.why_rejected = fmt_us(modes[i].totals.est_time_us - chosen.totals.est_time_us) + " slower per forward";
+      } else {
+        a.why_rejected = modes[i].infeasible_why;
+      }
+      mp.alternatives.push_back(a);
+    }
+    // Alternatives on the model axis: what the other strategy families would cost.
+    if (options.alternatives && mesh.cols > 1) {
+      struct Alt {
+        std::string name;
+        uint16_t allowed;
+        uint16_t experts;
+        bool sharded_norms;
+      };
+      bool has_experts = false;
+      for (auto& op : flow.ops) has_experts |= op.kind == OpKind::Experts;
+      std::vector<Alt> alts = {
+          {"replicated", kTagReplicated, kTagAll, false},
+          {"tensor parallel (Megatron)", kTagReplicated | kTagTensor | kTagExpertTensor, kTagAll, false},
+          {"sequence parallel (Megatron SP)", kTagAll, kTagAll, true},
+          {"data parallel", kTagReplicated | kTagBatch, kTagAll, false},
+      };
+      if (has_experts) {
+        alts.push_back({"expert parallel (all-to-all dispatch and combine)", kTagAll, kTagExpertAllToAll, false});
+        alts.push_back({"expert parallel (replicated tokens, combined by all-reduce)", kTagAll, kTagExpertLocal, false});
+        alts.push_back({"tensor parallel inside each expert", kTagAll, kTagExpertTensor, false});
+      }
+      for (auto& alt : alts) {
+        if (alt.name == "data parallel" && options.workload.batch % chosen.ctx.n != 0) {
+          Alternative a;
+          a.name = alt.name;
+          a.feasible = false;
+          a.why_rejected = "batch " + std::to_string(options.workload.batch) + " does not divide the " + std::to_string(chosen.ctx.n) +
+                           " devices of the axis";
+          mp.alternatives.push_back(a);
+          continue;
+        }
+        Context c = chosen.ctx;
+        c.filter.allowed = alt.allowed;
+        c.filter.experts_allowed = alt.experts;
+        c.filter.sharded_norms = alt.sharded_norms;
+        if (c.hash() == chosen.ctx.hash()) continue;
+        Solved s = planner.run(alt.name, c, chosen.axes);
+        Alternative a;
+        a.name = alt.name;
+        a.feasible = s.feasible;
+        if (!s.feasible) {
+          a.why_rejected = "not possible here";
+          if (alt.experts == kTagExpertAllToAll)
+            a.why_rejected = "needs the tokens split over the axis: " + std::to_string(options.workload.batch * options.workload.tokens_per_forward()) +
+                             " token(s) per forward cannot be divided over " + std::to_string(chosen.ctx.n) + " devices";
+          if (alt.sharded_norms && options.workload.phase == Phase::Decode)
+            a.why_rejected = "decode runs 1 token per sequence: there is no sequence to split";
+          if (alt.name == "data parallel") a.why_rejected = "batch " + std::to_string(options.workload.batch) + " does not divide " + std::to_string(chosen.ctx.n);
+          mp.alternatives.push_back(a);
+          continue;
+        }
+        a.totals = s.totals;
+        // Same plan as the chosen one: not an alternative.
+        bool same = s.ev.events.size() == chosen.ev.events.size() && std::abs(s.totals.est_time_us - chosen.totals.est_time_us) < 1e-6;
+        if (same) continue;
+        double dt = s.totals.est_time_us - chosen.totals.est_time_us;
+        std::ostringstream why;
+        if (dt >= 0) why << fmt_us(dt) << " slower per forward (" << fmt_us(s.totals.est_time_us) << " vs " << fmt_us(chosen.totals.est_time_us) << ")";
+        else why << fmt_us(-dt) << " faster by the estimate but " << s.totals.collectives << " collectives instead of " << chosen.totals.collectives << " (fewer collectives win within the formulas' error)";
+        if (dt >= 0 && s.totals.collectives != chosen.totals.collectives)
+          why << "; " << s.totals.collectives << " collectives instead of " << chosen.totals.collectives;
+        if (s.totals.memory_per_device_bytes > dram) why << "; does not fit in DRAM";
+        a.why_rejected = why.str();
+        mp.alternatives.push_back(a);
+      }
+    }
+    // Parameters.
+    auto ep = planner.expert_parallel_lists(chosen);
+    for (size_t i = 0; i < model.parameters.size(); ++i) {
+      const auto& p = model.parameters[i];
+      ParameterLayout pl;
+      pl.name = p.name;
+      pl.span = p.span;
+      int r = planner.representative(static_cast<int>(i));
+      auto list = planner.expert_list_of_.find(static_cast<int>(i));
+      bool expert_parallel = list != planner.expert_list_of_.end() && ep.count(list->second);
+      Spec spec = chosen.ev.param_spec[r];
+      int op = chosen.ev.param_op[r];
+      pl.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel, op >= 0 ? &flow.ops[op] : nullptr);
+      if (expert_parallel || spec.kind == kSegments) {
+        pl.spec = std::nullopt;
+      } else {
+        std::vector<std::vector<std::string>> s(p.shape.size());
+        if (spec.kind == kSharded && spec.dim >= 0 && static_cast<size_t>(spec.dim) < s.size()) s[spec.dim] = chosen.axes;
+        pl.spec = s;
+      }
+      pl.why = layout_why(pl.layout, op >= 0 ? ir::op_kind_name(flow.ops[op].kind) : "");
+      if (pl.layout == "replicated") {
+        if (op < 0) pl.why = "not used by the traced forward: left replicated";
+        else if (flow.ops[op].kind == OpKind::Contract && flow.ops[op].equation.find('H') != std::string::npos)
+          pl.why = "replicated: splitting this conv's channels costs more than it saves here; spatial sharding is not lowerable (tt-mlir #8216)";
+        else pl.why = "replicated: splitting it would cost more in collectives than it saves in compute";
+      }
+      if (expert_parallel) pl.why = layout_why("expert", "") + "; separate per-expert modules cannot carry a partition spec: stack the experts' weights into [experts, ...] tensors to annotate them";
+      mp.parameters.push_back(std::move(pl));
+    }
+    // Collectives, folded over repeated blocks.
+    std::map<std::tuple<int, std::string, long long, std::string>, size_t> index;
+    for (auto& e : chosen.ev.events) {
+      int at_op = e.origin >= 0 ? e.origin : e.op;
+      std::string at = at_op >= 0 ? model.modules[flow.ops[at_op].module].name : "output";
+      if (at.empty()) at = model.model;
+      at = module_pattern(at);
+      auto key = std::make_tuple(static_cast<int>(e.kind), at, std::llround(e.bytes), e.why);
+      auto it = index.find(key);
+      if (it == index.end()) {
+        Collective c;
+        c.kind = e.kind;
+        c.axis = chosen.axes.size() > 1 ? "batch,model" : "model";
+        c.bytes = e.bytes;
+        c.time_us = e.time_us;
+        c.at = at;
+        c.why = e.why;
+        const auto& info = flow.tensors[e.tensor];
+        std::string dims, roles;
+        for (size_t d = 0; d < info.shape.size(); ++d) {
+          dims += (d ? ", " : "") + std::to_string(info.shape[d]);
+          roles += std::string(d ? ", " : "") + role_name(prep->roles[e.tensor][d]);
+        }
+        c.tensor = "[" + dims + "] (" + roles + ")";
+        c.span = at_op >= 0 ? flow.ops[at_op].span : ir::Span{};
+        index[key] = mp.collectives.size();
+        mp.collectives.push_back(c);
+      }
+      mp.collectives[index[key]].count++;
+    }
+    mp.totals = chosen.totals;
+    // Components: the root's top-level items, identical consecutive blocks folded.
+    // The root module's own forward is the one Call at the top: its body holds the components.
+    int root_body = 0;
+    if (prep->bodies[0].items.size() == 1 && flow.ops[prep->bodies[0].items[0]].kind == OpKind::Call)
+      root_body = prep->body_of_op[prep->bodies[0].items[0]];
+    const auto& root = prep->bodies[root_body];
+    uint64_t last_signature_ = 0;
+    for (size_t pos = 0; pos < root.items.size(); ++pos) {
+      int i = root.items[pos];
+      const auto& op = flow.ops[i];
+      if (op.module <= 0 && op.kind != OpKind::Call) continue;
+      int end = op.kind == OpKind::Call || op.kind == OpKind::Experts ? op.end : i + 1;
+      std::string name = model.modules[op.module].name;
+      uint64_t sig = prep->body_of_op[i] >= 0 ? prep->bodies[prep->body_of_op[i]].signature : std::hash<std::string>()(name);
+      if (!mp.components.empty() && mp.components.back().module == module_pattern(name) && last_signature_ == sig && op.kind == OpKind::Call) {
+        mp.components.back().count++;
+        continue;
+      }
+      if (!mp.components.empty() && mp.components.back().module == name && op.kind != OpKind::Call) {
+        // several ops of one built-in layer (rare): merge
+      }
+      ComponentPlan cp;
+      cp.module = op.kind == OpKind::Call ? module_pattern(name) : name;
+      cp.class_name = model.modules[op.module].class_name;
+      cp.span = op.kind == OpKind::Call ? model.modules[op.module].span : op.span;
+      for (auto& e : chosen.ev.events)
+        if (e.op >= i && e.op < end) {
+          cp.collectives++;
+          cp.bytes += e.bytes;
+          cp.ccl_us += e.time_us;
+        }
+      for (int k = i; k < end; ++k) cp.compute_us += chosen.ev.op_compute_us[k];
+      // Layout summary: the weights this component's ops read (tied ones included), by layout.
+      std::map<std::string, std::vector<std::string>> by_layout;
+      std::set<int> listed;
+      std::string prefix = name.empty() ? "" : name + ".";
+      for (int k = i; k < end; ++k)
+        for (int t : flow.ops[k].inputs) {
+          int param = flow.tensors[t].parameter;
+          if (param < 0 || !listed.insert(param).second) continue;
+          const auto& pl = mp.parameters[param];
+          std::string rel = pl.name.rfind(prefix, 0) == 0 ? pl.name.substr(prefix.size()) : pl.name + " (shared)";
+          if (rel.size() > 7 && rel.compare(rel.size() - 7, 7, ".weight") == 0) rel = rel.substr(0, rel.size() - 7);
+          else if (rel == "weight") rel = name.substr(name.rfind('.') + 1);
+          else if (rel.find("weight") == std::string::npos) continue;  // biases follow their weights
+          if (pl.layout != "replicated") by_layout[pl.layout].push_back(rel);
+        }
+      for (auto& [layout, names] : by_layout) {
+        std::string list;
+        for (size_t k = 0; k < names.size() && k < 6; ++k) list += (k ? ", " : "") + names[k];
+        if (names.size() > 6) list += ", ...";
+        cp.layout += (cp.layout.empty() ? "" : "; ") + layout + ": " + list;
+      }
+      if (cp.layout.empty()) cp.layout = "replicated";
+      last_signature_ = sig;
+      mp.components.push_back(cp);
+    }
+    result.meshes.push_back(std::move(mp));
+
+    // Divisibility diagnostics against this mesh's model axis.
+    int n = mesh.cols;
+    if (n <= 1) continue;
+    auto locate = [&](std::vector<std::string> keys, int64_t value, ir::Span fallback) {
+      return options.locate ? options.locate(keys, value, fallback) : fallback;
+    };
+    std::set<std::string> said;
+    auto diag = [&](const std::string& code, const std::string& severity, const std::string& msg, ir::Span span) {
+      if (said.insert(code + msg).second) result.diagnostics.push_back({code, severity, msg, span});
+    };
+    for (size_t i = 0; i < flow.ops.size(); ++i) {
+      const auto& op = flow.ops[i];
+      if (op.kind == OpKind::Attention) {
+        int q = op.inputs[0];
+        for (size_t d = 0; d < prep->roles[q].size(); ++d) {
+          if (prep->roles[q][d] != Role::Heads) continue;
+          int64_t heads = flow.tensors[q].shape[d];
+          if (heads % n != 0)
+            diag("divisibility-heads", "warning",
+                 std::to_string(heads) + " attention heads do not divide the 'model' axis (" + std::to_string(n) + ") of mesh " + mesh.shape_string() +
+                     ": attention cannot be head-sharded evenly (tt-mlir has no uneven sharding); pad the heads to " +
+                     std::to_string((heads + n - 1) / n * n) + " as tt-xla does (tt-xla #4881, #5017) or use a mesh whose 'model' axis divides " + std::to_string(heads),
+                 locate({"n_head", "num_heads", "n_heads", "num_attention_heads", "heads"}, heads, model.modules[op.module].span));
+        }
+        // GQA / MQA: the key / value heads before their repeat.
+        int k = op.inputs[1];
+        int pr = prep->producer[k];
+        if (pr >= 0 && flow.ops[pr].kind == OpKind::Repeat) {
+          int kv_t = flow.ops[pr].inputs[0];
+          int hd = flow.ops[pr].dims.empty() ? 1 : flow.ops[pr].dims[0];
+          int64_t kv = flow.tensors[kv_t].shape[hd];
+          int64_t heads = flow.tensors[q].shape[hd];
+          if (kv % n != 0 && heads % n == 0) {
+            std::string what = n % kv == 0
+                                   ? "the KV projections are replicated so that each device has the KV head of its query group "
+                                     "(Megatron accepts tp % kv_heads == 0; ColossalAI requires kv_heads % tp == 0); this costs "
+                                     "their compute and memory on every device"
+                                   : "neither divides the other: the KV projections are replicated";
+            diag("divisibility-kv-heads", "warning",
+                 std::to_string(kv) + " key/value heads do not divide the 'model' axis (" + std::to_string(n) + ") of mesh " +
+                     mesh.shape_string() + ": " + what + "; alternatively cap tensor parallelism at " + std::to_string(kv) +
+                     " and use the remaining devices for data or sequence parallelism",
+                 locate({"n_kv_heads", "num_key_value_heads", "kv_heads", "n_kv", "kv"}, kv, model.modules[op.module].span));
+          }
+        }
+      }
+      if (op.kind == OpKind::Contract && op.inputs.size() >= 2) {
+        int w = op.inputs[1];
+        int param = flow.tensors[w].parameter;
+        if (param < 0) continue;
+        const auto& shape = flow.tensors[w].shape;
+        double bytes = static_cast<double>(flow.tensors[w].numel()) * options.workload.dtype_bytes();
+        if (bytes < 8.0 * 1024 * 1024) continue;  // small weights: replicating them is fine anyway
+        bool any = false;
+        for (size_t d = 0; d < shape.size(); ++d) any |= shape[d] % n == 0 && shape[d] >= n && d < 2;
+        if (!any && shape.size() >= 2) {
+          bool conv = op.equation.find('H') != std::string::npos;
+          diag(conv ? "divisibility-channels" : "divisibility-features", "warning",
+               model.parameters[param].name + " " + (conv ? "channels" : "features") + " (" + std::to_string(shape[0]) + " x " +
+                   std::to_string(shape[1]) + ") do not divide the 'model' axis (" + std::to_string(n) + ") of mesh " +
+                   mesh.shape_string() + ": it stays replicated; pad it to a multiple of " + std::to_string(n) + " to shard it",
+               locate({"dim", "hidden", "ffn", "intermediate", "embd", "d_model", "channels", "ch", "width"}, shape[0] % n ? shape[0] : shape[1],
+                      model.parameters[param].span));
+        }
+      }
+      if (op.kind == OpKind::Embedding) {
+        int w = op.inputs[1];
+        const auto& shape = flow.tensors[w].shape;
+        if (shape.size() == 2 && shape[0] % n != 0 && shape[1] % n != 0 && flow.tensors[w].parameter >= 0)
+          diag("divisibility-vocab", "warning",
+               "vocabulary " + std::to_string(shape[0]) + " does not divide the 'model' axis (" + std::to_string(n) + ") of mesh " +
+                   mesh.shape_string() + ": the embedding stays replicated; pad the vocabulary to " + std::to_string((shape[0] + n - 1) / n * n),
+               locate({"vocab"}, shape[0], model.parameters[flow.tensors[w].parameter].span));
+      }
+      if (op.kind == OpKind::Experts && op.sizes[0] % n != 0)
+        diag("divisibility-experts", "information",
+             std::to_string(op.sizes[0]) + " experts do not divide the 'model' axis (" + std::to_string(n) + ") of mesh " + mesh.shape_string() +
+                 ": expert parallelism is not possible; experts are tensor-parallel inside or replicated",
+             locate({"expert"}, op.sizes[0], model.modules[op.module].span));
+    }
+  }
+
+  // One layout for every mesh when possible.
+  if (result.meshes.size() > 1) {
+    std::set<std::string> differing;
+    for (size_t i = 0; i < model.parameters.size(); ++i) {
+      std::set<std::string> layouts;
+      for (auto& mp : result.meshes)
+        if (i < mp.parameters.size()) layouts.insert(mp.parameters[i].layout);
+      if (layouts.size() > 1) differing.insert(model.parameters[i].name);
+    }
+    if (differing.empty()) {
+      result.notes.push_back("the same layout holds on every requested mesh");
+    } else {
+      std::string list;
+      size_t k = 0;
+      for (auto& d : differing)
+        if (k++ < 4) list += (list.empty() ? "" : ", ") + module_pattern(d);
+      if (differing.size() > 4) list += ", ...";
+      result.notes.push_back("no single layout is best on every requested mesh: " + std::to_string(differing.size()) +
+                             " parameters differ (" + list + "); each mesh uses its own plan");
+    }
+  }
+  result.ok = true;
+  result.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return result;
+}
+
+}  // namespace shardlens::plan

@@ -1,0 +1,124 @@
+// The sharding planner: from the model IR (modules, parameters, traced forward dataflow) and the
+// target meshes to a layout per parameter, the collectives it costs, and the reasons.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/model_ir.h"
+#include "plan/ccl_cost.h"
+#include "plan/target.h"
+
+namespace shardlens::plan {
+
+enum class StrategyMode : uint8_t { Auto, Tensor };
+
+// Where a planner diagnostic about a value (heads, vocabulary, ...) should point: the config field
+// or constant that sets it. Given the role ("n_kv_heads"-like keywords) and the value, returns the
+// span of its definition, or `fallback`.
+using ValueLocator = std::function<ir::Span(const std::vector<std::string>& keywords, int64_t value, ir::Span fallback)>;
+
+struct PlanOptions {
+  std::vector<Mesh> meshes;
+  Workload workload;
+  const Hardware* hardware = nullptr;  // null: wormhole
+  StrategyMode strategy = StrategyMode::Auto;
+  ValueLocator locate;
+  // Fixed layouts to evaluate instead of search (tests, user annotations): parameter name ->
+  // layout ("replicated", "column", "row", "vocab", "hidden", ...); module path -> the layout its
+  // output must leave in ("replicated", "sequence"), as DTensor's parallelize_module styles do.
+  std::map<std::string, std::string> pinned_parameters;
+  std::map<std::string, std::string> pinned_outputs;
+  bool evaluate_pins_only = false;  // true: every parameter not pinned stays replicated
+  bool alternatives = true;
+};
+
+struct ParameterLayout {
+  std::string name;
+  std::string layout;  // replicated | column | row | column_segments | vocab | hidden | expert | sequence | batch
+  // The xs.mark_sharding partition spec: one entry per dim, each a list of mesh axis names (empty =
+  // not sharded). nullopt: the layout cannot be written on the parameter as it is.
+  std::optional<std::vector<std::vector<std::string>>> spec;
+  ir::Span span;
+  std::string why;
+};
+
+struct Collective {
+  Ccl kind = Ccl::AllReduce;
+  std::string axis = "model";
+  int count = 0;            // per forward
+  double bytes = 0;         // logical tensor bytes per occurrence
+  double time_us = 0;       // per occurrence
+  std::string at;           // module path, repeated blocks as "h.*.attn.c_proj"
+  std::string why;
+  std::string tensor;       // the tensor's dims, e.g. "[1, 1, 4096] (batch, seq, hidden)"
+  ir::Span span;
+};
+
+struct Totals {
+  int collectives = 0;
+  double bytes = 0;
+  double est_time_us = 0;
+  double compute_us = 0;
+  double ccl_us = 0;
+  double compute_parallel_fraction = 0;
+  double memory_per_device_bytes = 0;
+  double parameter_bytes_per_device = 0;
+  double kv_cache_bytes_per_device = 0;
+};
+
+struct Alternative {
+  std::string name;
+  bool feasible = true;
+  Totals totals;
+  std::string why_rejected;
+};
+
+// One row of the per-component table: a module (repeated blocks folded) and what it costs.
+struct ComponentPlan {
+  std::string module;       // "h.*" for repeated blocks
+  std::string class_name;
+  int count = 1;            // how many identical instances
+  std::string layout;       // short summary: "qkv column_segments, proj row"
+  int collectives = 0;      // per instance
+  double bytes = 0;         // per instance
+  double ccl_us = 0;        // per instance
+  double compute_us = 0;    // per instance
+  ir::Span span;
+};
+
+struct Diagnostic {
+  std::string code;      // divisibility-heads, divisibility-kv-heads, memory-fallback, unknown-op, ...
+  std::string severity;  // error | warning | information
+  std::string message;
+  ir::Span span;
+};
+
+struct MeshPlan {
+  Mesh mesh;
+  std::string mode;  // how the rows axis is used: "replicated", "data parallel", "2-D tensor parallel"
+  std::vector<ParameterLayout> parameters;
+  std::vector<Collective> collectives;
+  Totals totals;
+  std::vector<Alternative> alternatives;
+  std::vector<ComponentPlan> components;
+  std::vector<std::string> notes;
+  bool memory_fallback = false;
+};
+
+struct PlanResult {
+  bool ok = false;
+  std::string error;
+  std::vector<MeshPlan> meshes;
+  std::vector<Diagnostic> diagnostics;
+  std::vector<std::string> notes;
+  double plan_ms = 0;
+};
+
+// Plans every mesh. Thread-compatible; keeps no global state.
+PlanResult plan_model(const ir::ModelIR& model, const PlanOptions& options);
+
+}  // namespace shardlens::plan

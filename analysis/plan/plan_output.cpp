@@ -1,0 +1,153 @@
+#include "plan/plan_output.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace shardlens::plan {
+namespace {
+
+nlohmann::json span_json(const ir::Span& s) {
+  if (!s.valid()) return nullptr;
+  return {{"line", s.line}, {"column", s.column}, {"end_line", s.end_line}, {"end_column", s.end_column}};
+}
+
+nlohmann::json totals_json(const Totals& t) {
+  return {{"collectives", t.collectives},
+          {"bytes", static_cast<long long>(std::llround(t.bytes))},
+          {"est_time_us", t.est_time_us},
+          {"compute_us", t.compute_us},
+          {"ccl_us", t.ccl_us},
+          {"compute_parallel_fraction", t.compute_parallel_fraction},
+          {"memory_per_device_bytes", static_cast<long long>(std::llround(t.memory_per_device_bytes))},
+          {"parameter_bytes_per_device", static_cast<long long>(std::llround(t.parameter_bytes_per_device))},
+          {"kv_cache_bytes_per_device", static_cast<long long>(std::llround(t.kv_cache_bytes_per_device))}};
+}
+
+std::string human_bytes(double b) {
+  char buf[64];
+  if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+  else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
+  else if (b >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%.0f B", b);
+  return buf;
+}
+
+std::string human_us(double us) {
+  char buf[64];
+  if (us >= 1000) std::snprintf(buf, sizeof buf, "%.2f ms", us / 1000);
+  else std::snprintf(buf, sizeof buf, "%.1f µs", us);
+  return buf;
+}
+
+std::string workload_string(const PlanOptions& o) {
+  return std::string(o.workload.phase == Phase::Decode ? "decode" : "prefill") + ", batch " + std::to_string(o.workload.batch) +
+         ", " + (o.workload.phase == Phase::Decode ? "context " : "sequence ") + std::to_string(o.workload.seq) + ", " +
+         o.workload.dtype + ", " + (o.hardware ? o.hardware->name : "wormhole");
+}
+
+}  // namespace
+
+nlohmann::json to_json(const PlanResult& r, const ir::ModelIR& model, const PlanOptions& o) {
+  nlohmann::json j;
+  j["model"] = model.model;
+  j["source"] = model.source;
+  j["workload"] = {{"batch", o.workload.batch},
+                   {"seq", o.workload.seq},
+                   {"phase", o.workload.phase == Phase::Decode ? "decode" : "prefill"},
+                   {"dtype", o.workload.dtype},
+                   {"hardware", o.hardware ? o.hardware->name : "wormhole"},
+                   {"strategy", o.strategy == StrategyMode::Tensor ? "tensor" : "auto"}};
+  j["meshes"] = nlohmann::json::array();
+  for (auto& mp : r.meshes) {
+    nlohmann::json m;
+    m["shape"] = {mp.mesh.rows, mp.mesh.cols};
+    m["axes"] = {"batch", "model"};
+    m["mode"] = mp.mode;
+    m["memory_fallback"] = mp.memory_fallback;
+    m["parameters"] = nlohmann::json::array();
+    for (auto& p : mp.parameters) {
+      nlohmann::json spec = nullptr;
+      if (p.spec) {
+        spec = nlohmann::json::array();
+        for (auto& axes : *p.spec) {
+          if (axes.empty()) spec.push_back(nullptr);
+          else if (axes.size() == 1) spec.push_back(axes[0]);
+          else spec.push_back(axes);
+        }
+      }
+      m["parameters"].push_back({{"name", p.name}, {"layout", p.layout}, {"spec", spec}, {"span", span_json(p.span)}, {"why", p.why}});
+    }
+    m["collectives"] = nlohmann::json::array();
+    for (auto& c : mp.collectives)
+      m["collectives"].push_back({{"kind", ccl_name(c.kind)}, {"axis", c.axis}, {"count", c.count},
+                                  {"bytes", static_cast<long long>(std::llround(c.bytes))}, {"time_us", c.time_us},
+                                  {"at", c.at}, {"why", c.why}, {"tensor", c.tensor}, {"span", span_json(c.span)}});
+    m["totals"] = totals_json(mp.totals);
+    m["alternatives"] = nlohmann::json::array();
+    for (auto& a : mp.alternatives) {
+      nlohmann::json aj{{"name", a.name}, {"feasible", a.feasible}, {"why_rejected", a.why_rejected}};
+      aj["totals"] = a.feasible ? totals_json(a.totals) : nlohmann::json(nullptr);
+      m["alternatives"].push_back(aj);
+    }
+    m["components"] = nlohmann::json::array();
+    for (auto& c : mp.components)
+      m["components"].push_back({{"module", c.module}, {"class", c.class_name}, {"count", c.count}, {"layout", c.layout},
+                                 {"collectives", c.collectives}, {"bytes", static_cast<long long>(std::llround(c.bytes))},
+                                 {"ccl_us", c.ccl_us}, {"compute_us", c.compute_us}, {"span", span_json(c.span)}});
+    m["notes"] = mp.notes;
+    j["meshes"].push_back(m);
+  }
+  j["diagnostics"] = nlohmann::json::array();
+  for (auto& d : r.diagnostics)
+    j["diagnostics"].push_back({{"code", d.code}, {"severity", d.severity}, {"message", d.message}, {"span", span_json(d.span)}});
+  j["notes"] = r.notes;
+  j["inputs"] = model.dataflow.input_descriptions;
+  j["plan_ms"] = r.plan_ms;
+  return j;
+}
+
+std::string to_text(const PlanResult& r, const ir::ModelIR& model, const PlanOptions& o) {
+  std::ostringstream out;
+  out << model.model << " (" << model.source << ") — " << workload_string(o) << "\n";
+  for (auto& d : model.dataflow.input_descriptions) out << "  input " << d << "\n";
+  for (auto& mp : r.meshes) {
+    out << "\nmesh " << mp.mesh.shape_string() << (mp.mesh.preset.empty() ? "" : " (" + mp.mesh.preset + ")")
+        << "  axes (batch, model)";
+    if (mp.mesh.rows > 1) out << "  rows: " << mp.mode;
+    out << "\n";
+    char line[512];
+    std::snprintf(line, sizeof line, "  %-28s %5s  %-52s %6s %11s %11s\n", "component", "x", "layout", "CCLs", "bytes", "CCL time");
+    out << line;
+    int total_ccl = 0;
+    for (auto& c : mp.components) {
+      std::string layout = c.layout.size() > 52 ? c.layout.substr(0, 49) + "..." : c.layout;
+      std::snprintf(line, sizeof line, "  %-28s %5d  %-52s %6d %11s %11s\n", (c.module.empty() ? c.class_name : c.module).c_str(),
+                    c.count, layout.c_str(), c.collectives * c.count, human_bytes(c.bytes * c.count).c_str(),
+                    human_us(c.ccl_us * c.count).c_str());
+      out << line;
+      total_ccl += c.collectives * c.count;
+    }
+    std::snprintf(line, sizeof line, "  %-28s %5s  %-52s %6d %11s %11s\n", "Total", "", "", mp.totals.collectives,
+                  human_bytes(mp.totals.bytes).c_str(), human_us(mp.totals.ccl_us).c_str());
+    out << line;
+    out << "  collectives per forward:\n";
+    for (auto& c : mp.collectives)
+      out << "    " << c.count << " x " << ccl_name(c.kind) << " of " << human_bytes(c.bytes) << " " << c.tensor << " at " << c.at
+          << " (" << human_us(c.time_us) << " each): " << c.why << "\n";
+    if (mp.collectives.empty()) out << "    none\n";
+    out << "  estimate: " << human_us(mp.totals.est_time_us) << " per forward (compute " << human_us(mp.totals.compute_us)
+        << ", collectives " << human_us(mp.totals.ccl_us) << "); " << static_cast<int>(mp.totals.compute_parallel_fraction * 100 + 0.5)
+        << "% of FLOPs parallel; " << human_bytes(mp.totals.memory_per_device_bytes) << " per device\n";
+    if (!mp.alternatives.empty()) out << "  rejected:\n";
+    for (auto& a : mp.alternatives)
+      out << "    " << a.name << ": " << a.why_rejected << "\n";
+    for (auto& n : mp.notes) out << "  note: " << n << "\n";
+  }
+  if (!r.diagnostics.empty()) out << "\n";
+  for (auto& d : r.diagnostics)
+    out << model.source << ":" << d.span.line << ":" << d.span.column + 1 << ": " << d.severity << " [" << d.code << "] " << d.message << "\n";
+  for (auto& n : r.notes) out << "note: " << n << "\n";
+  return out.str();
+}
+
+}  // namespace shardlens::plan

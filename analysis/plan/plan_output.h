@@ -1,0 +1,14 @@
+// A plan as JSON (the keys `shardlens plan --format json` promises) and as a readable table.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "plan/plan.h"
+
+namespace shardlens::plan {
+
+nlohmann::json to_json(const PlanResult& result, const ir::ModelIR& model, const PlanOptions& options);
+std::string to_text(const PlanResult& result, const ir::ModelIR& model, const PlanOptions& options);
+
+}  // namespace shardlens::plan

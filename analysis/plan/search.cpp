@@ -1,0 +1,586 @@
+// Exact search on one mesh axis. Within a module body: dynamic programming over its ops in order,
+// the state being the spec of every live tensor (exhaustive over strategies, merging equal states).
+// A nested module call is one step whose outcomes come from solving the callee's body once per
+// entry specs; results are memoized by (body content hash, entry specs, context), so identical
+// repeated blocks — and, across edits, unchanged classes — are solved once.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "plan/search.h"
+
+namespace shardlens::plan::detail {
+
+using ir::OpKind;
+
+namespace {
+
+using State = std::vector<std::pair<int, Spec>>;  // sorted by tensor id
+
+const Spec* find(const State& s, int t) {
+  auto it = std::lower_bound(s.begin(), s.end(), t, [](const auto& e, int v) { return e.first < v; });
+  return it != s.end() && it->first == t ? &it->second : nullptr;
+}
+void put(State& s, int t, Spec spec) {
+  auto it = std::lower_bound(s.begin(), s.end(), t, [](const auto& e, int v) { return e.first < v; });
+  if (it != s.end() && it->first == t) it->second = spec;
+  else s.insert(it, {t, spec});
+}
+std::string key_of(const State& s) {
+  std::string k;
+  k.reserve(s.size() * 7);
+  for (auto& [t, spec] : s) {
+    k.append(reinterpret_cast<const char*>(&t), sizeof t);
+    uint32_t c = spec.code();
+    k.append(reinterpret_cast<const char*>(&c), 3);
+  }
+  return k;
+}
+
+uint64_t mix64(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ULL + 0x9E3779B97F4A7C15ULL; }
+
+bool is_free(const ir::Dataflow& flow, int t) {
+  return flow.tensors[t].parameter >= 0 || flow.tensors[t].buffer >= 0;
+}
+
+// Specs a free tensor (a parameter used first inside a callee) may be stored in.
+std::vector<Spec> free_options(const Prepared& prep, int t, const Context& ctx) {
+  const auto& info = prep.model->dataflow.tensors[t];
+  if (info.parameter >= 0) {
+    if (auto it = ctx.pinned_params.find(info.parameter); it != ctx.pinned_params.end()) return {it->second};
+    if (ctx.unpinned_replicated) return {Spec::R()};
+  }
+  std::vector<Spec> out{Spec::R()};
+  if (info.parameter < 0) return out;
+  for (size_t d = 0; d < info.shape.size(); ++d)
+    if (info.shape[d] % ctx.n == 0 && info.shape[d] >= ctx.n) out.push_back(Spec::S(static_cast<int>(d)));
+  return out;
+}
+
+double parameter_memory_cost(const Prepared& prep, int t, Spec s, const Context& ctx) {
+  if (ctx.memory_lambda <= 0 || prep.model->dataflow.tensors[t].parameter < 0) return 0;
+  double b = tensor_bytes(prep, t, ctx);
+  return ctx.memory_lambda * (s.sharded() ? b / ctx.n : b);
+}
+
+struct Node {
+  State state;
+  double cost = 0;
+  int prev = -1;
+  Decision decision;
+  std::pair<uint64_t, int> nested{0, -1};
+};
+
+}  // namespace
+
+const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b, const std::vector<Spec>& entry,
+                                                    const Context& ctx, uint64_t key) {
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  const auto& flow = prep.model->dataflow;
+  const auto& body = prep.bodies[b];
+  std::vector<std::vector<Node>> layers;
+  layers.reserve(body.items.size() + 1);
+  {
+    Node start;
+    for (size_t i = 0; i < body.ext.size() && i < entry.size(); ++i)
+      if (body.last_use.count(body.ext[i])) put(start.state, body.ext[i], entry[i]);
+    layers.push_back({std::move(start)});
+  }
+  auto live_after = [&](int t, int pos) {
+    auto it = body.last_use.find(t);
+    return it != body.last_use.end() && it->second > pos;
+  };
+  auto prune_dead = [&](State& s, int pos) {
+    s.erase(std::remove_if(s.begin(), s.end(), [&](auto& e) { return !live_after(e.first, pos); }), s.end());
+  };
+  auto output_pin = [&](const ir::Op& op) -> const Spec* {
+    if (ctx.pinned_outputs.empty() || op.module < 0) return nullptr;
+    auto it = ctx.pinned_outputs.find(op.module);
+    return it == ctx.pinned_outputs.end() ? nullptr : &it->second;
+  };
+
+  for (size_t pos = 0; pos < body.items.size(); ++pos) {
+    const int index = body.items[pos];
+    const ir::Op& op = flow.ops[index];
+    const int p = static_cast<int>(pos);
+    std::vector<Node> next;
+    std::unordered_map<std::string, int> seen;
+    auto relax = [&](Node&& n) {
+      prune_dead(n.state, p);
+      std::string k = key_of(n.state);
+      auto it = seen.find(k);
+      if (it == seen.end()) {
+        seen.emplace(std::move(k), static_cast<int>(next.size()));
+        next.push_back(std::move(n));
+      } else if (n.cost < next[it->second].cost - 1e-9) {
+        next[it->second] = std::move(n);
+      }
+    };
+    const auto& cur = layers.back();
+    // Transition of a tensor to `to`, first uses of free tensors included.
+    auto move = [&](const State& s, int t, Spec to, double& cost, State& ns) -> bool {
+      const Spec* have = find(s, t);
+      Spec from = have ? *have : Spec::R();
+      if (!have && is_free(flow, t)) {
+        int param = flow.tensors[t].parameter;
+        if (param >= 0) {
+          if (auto it = ctx.pinned_params.find(param); it != ctx.pinned_params.end() && !(it->second == to)) return false;
+          if (ctx.unpinned_replicated && !ctx.pinned_params.count(param) && !(to == Spec::R())) return false;
+        }
+        if (to.kind == kPartial) return false;
+        cost += parameter_memory_cost(prep, t, to, ctx);
+        if (live_after(t, p)) put(ns, t, to);
+        return true;
+      }
+      int kind;
+      double bytes;
+      cost += transition_us(prep, t, from, to, ctx, &kind, &bytes);
+      if (live_after(t, p)) put(ns, t, to);
+      return true;
+    };
+
+    if (op.kind == OpKind::Call || op.kind == OpKind::Experts) {
+      const int nb = prep.body_of_op[index];
+      const auto& nbody = prep.bodies[nb];
+      if (op.kind == OpKind::Call) {
+        for (int ni = 0; ni < static_cast<int>(cur.size()); ++ni) {
+          const Node& node = cur[ni];
+          // Entry specs: from the state; free tensors enumerate their storage layouts.
+          std::vector<std::vector<Spec>> entries{{}};
+          for (int t : nbody.ext) {
+            const Spec* have = find(node.state, t);
+            std::vector<Spec> options = have ? std::vector<Spec>{*have} : (is_free(flow, t) ? free_options(prep, t, ctx) : std::vector<Spec>{Spec::R()});
+            std::vector<std::vector<Spec>> grown;
+            for (auto& e : entries)
+              for (auto& o : options) {
+                auto g = e;
+                g.push_back(o);
+                grown.push_back(std::move(g));
+              }
+            entries = std::move(grown);
+          }
+          for (auto& e : entries) {
+            uint64_t k = mix64(mix64(nbody.signature, ctx.hash()), 0x77);
+            for (auto& s : e) k = mix64(k, s.code());
+            const MemoEntry& me = solve_body(prep, nb, e, ctx, k);
+            for (int x = 0; x < static_cast<int>(me.exits.size()); ++x) {
+              const Exit& ex = me.exits[x];
+              Node n;
+              n.state = node.state;
+              n.cost = node.cost + ex.cost;
+              n.prev = ni;
+              for (size_t i = 0; i < nbody.ext.size(); ++i) {
+                int t = nbody.ext[i];
+                if (!find(node.state, t) && is_free(flow, t)) {
+                  n.decision.free_specs.push_back(e[i]);
+                  n.cost += parameter_memory_cost(prep, t, e[i], ctx);
+                  if (live_after(t, p)) put(n.state, t, e[i]);
+                }
+              }
+              for (size_t o = 0; o < op.outputs.size() && o < ex.out.size(); ++o) {
+                Spec s = ex.out[o];
+                if (const Spec* pin = output_pin(op)) {
+                  int kind;
+                  double bytes;
+                  n.cost += transition_us(prep, op.outputs[o], s, *pin, ctx, &kind, &bytes);
+                  s = *pin;
+                }
+                if (live_after(op.outputs[o], p)) put(n.state, op.outputs[o], s);
+              }
+              n.nested = {k, x};
+              relax(std::move(n));
+            }
+          }
+        }
+      } else {
+        // Routed experts: replicated, tensor-parallel inside each expert, or expert-parallel.
+        const int64_t E = op.sizes.size() > 0 ? op.sizes[0] : 1;
+        const int64_t K = op.sizes.size() > 1 ? op.sizes[1] : 1;
+        const int64_t T = op.sizes.size() > 2 ? op.sizes[2] : 1;
+        const double tokens = std::max(1.0, static_cast<double>(T) * ctx.activation_scale);
+        const double active = std::min(static_cast<double>(E), tokens * static_cast<double>(K));
+        const double per_device_active = std::ceil(active / ctx.n);
+        Context rctx = ctx;
+        rctx.filter.allowed = kTagReplicated;
+        rctx.filter.sharded_norms = false;
+        Context tctx = ctx;
+        tctx.filter.allowed = static_cast<uint16_t>((ctx.filter.allowed & (kTagReplicated | kTagTensor | kTagExpertTensor)) | kTagReplicated);
+        if (ctx.filter.allowed & kTagExpertTensor) tctx.filter.allowed |= kTagTensor;
+        tctx.filter.sharded_norms = false;
+        std::vector<Spec> entry;
+        for (size_t i = 0; i < nbody.ext.size(); ++i) entry.push_back(Spec::R());
+        auto solve_with = [&](const Context& c) -> std::pair<uint64_t, const MemoEntry*> {
+          uint64_t k = mix64(mix64(nbody.signature, c.hash()), 0x99);
+          for (auto& s : entry) k = mix64(k, s.code());
+          return {k, &solve_body(prep, nb, entry, c, k)};
+        };
+        auto [rkey, rmemo] = solve_with(rctx);
+        int rbest = -1;
+        for (int x = 0; x < static_cast<int>(rmemo->exits.size()); ++x)
+          if (rbest < 0 || rmemo->exits[x].cost < rmemo->exits[rbest].cost) rbest = x;
+        int x_tensor = op.inputs[0];
+        int x_rank = static_cast<int>(flow.tensors[x_tensor].shape.size());
+        double dispatch_bytes = static_cast<double>(T) * static_cast<double>(K) *
+                                static_cast<double>(flow.tensors[x_tensor].shape.back()) * ctx.workload.dtype_bytes() *
+                                ctx.activation_scale;
+        for (int ni = 0; ni < static_cast<int>(cur.size()); ++ni) {
+          const Node& node = cur[ni];
+          auto with_inputs = [&](Spec xs, Spec ps, double extra, Spec out, int mode, std::pair<uint64_t, int> nested,
+                                 uint16_t tag) {
+            if (!(ctx.filter.allowed & tag) || !(ctx.filter.experts_allowed & tag)) return;
+            Node n;
+            n.state = node.state;
+            n.cost = node.cost + extra;
+            n.prev = ni;
+            if (!move(node.state, op.inputs[0], xs, n.cost, n.state)) return;
+            if (op.inputs.size() > 1 && !move(node.state, op.inputs[1], ps, n.cost, n.state)) return;
+            if (live_after(op.outputs[0], p)) put(n.state, op.outputs[0], out);
+            n.decision.experts_mode = mode;
+            n.nested = nested;
+            relax(std::move(n));
+          };
+          if (rbest >= 0) {
+            with_inputs(Spec::R(), Spec::R(), rmemo->exits[rbest].cost * active, Spec::R(), 0, {rkey, rbest}, kTagReplicated);
+            if (E % ctx.n == 0 && ctx.n > 1) {
+              with_inputs(Spec::R(), Spec::R(), rmemo->exits[rbest].cost * per_device_active, Spec::P(), 2, {rkey, rbest},
+                          kTagExpertLocal);
+              for (int d = 0; d + 1 < x_rank; ++d) {
+                if (!(flow.tensors[x_tensor].shape[d] % ctx.n == 0 && flow.tensors[x_tensor].shape[d] >= ctx.n)) continue;
+                double a2a = 2 * (ccl_time_us(*ctx.hw, Ccl::AllToAll, ctx.n, ctx.topology, dispatch_bytes) + ctx.ccl_penalty_us);
+                with_inputs(Spec::S(d), Spec::S(d), rmemo->exits[rbest].cost * per_device_active + a2a, Spec::S(d), 3,
+                            {rkey, rbest}, kTagExpertAllToAll);
+              }
+            }
+          }
+          if (ctx.n > 1) {
+            auto [tkey, tmemo] = solve_with(tctx);
+            for (int x = 0; x < static_cast<int>(tmemo->exits.size()); ++x) {
+              const Exit& ex = tmemo->exits[x];
+              if (ex.out.empty()) continue;
+              Spec o = ex.out[0];
+              if (o.kind == kSharded) {
+                // [tokens, features] sharded on features -> the combined output sharded on its last dim
+                if (o.dim == 0) continue;
+                o = Spec::S(x_rank - 1);
+              }
+              if (o.kind == kSegments) continue;
+              with_inputs(Spec::R(), Spec::R(), ex.cost * active, o, 1, {tkey, x}, kTagExpertTensor);
+            }
+          }
+        }
+      }
+    } else {
+      std::vector<Strat> strats = strategies(prep, index, ctx);
+      const Spec* pin = output_pin(op);
+      bool has_sharded_norm = false;
+      if (op.kind == OpKind::Norm && ctx.filter.sharded_norms)
+        for (auto& s : strats) has_sharded_norm |= s.in[0].sharded() && s.label == "sharded";
+      for (int ni = 0; ni < static_cast<int>(cur.size()); ++ni) {
+        const Node& node = cur[ni];
+        for (int si = 0; si < static_cast<int>(strats.size()); ++si) {
+          const Strat& st = strats[si];
+          if (!(ctx.filter.allowed & st.tag)) continue;
+          if (has_sharded_norm && !(st.in[0].sharded() && st.label == "sharded")) continue;
+          Node n;
+          n.state = node.state;
+          n.cost = node.cost + st.compute_us;
+          if (st.extra_count)
+            n.cost += st.extra_count * (ccl_time_us(*ctx.hw, Ccl::AllReduce, ctx.n, ctx.topology, st.extra_bytes) + ctx.ccl_penalty_us);
+          bool ok = true;
+          for (size_t i = 0; i < op.inputs.size() && ok; ++i) {
+            // An input used twice by one op (x * x) takes the first requirement.
+            bool repeated = false;
+            for (size_t j = 0; j < i; ++j) repeated |= op.inputs[j] == op.inputs[i];
+            if (repeated) continue;
+            ok = move(node.state, op.inputs[i], st.in[i], n.cost, n.state);
+          }
+          if (!ok) continue;
+          for (size_t o = 0; o < op.outputs.size() && o < st.out.size(); ++o) {
+            Spec s = st.out[o];
+            if (pin) {
+              int kind;
+              double bytes;
+              n.cost += transition_us(prep, op.outputs[o], s, *pin, ctx, &kind, &bytes);
+              s = *pin;
+            }
+            if (live_after(op.outputs[o], p)) put(n.state, op.outputs[o], s);
+          }
+          n.prev = ni;
+          n.decision.strategy = si;
+          relax(std::move(n));
+        }
+      }
+    }
+    if (next.empty()) break;  // no strategy fits (pins contradict): the body is infeasible
+    layers.push_back(std::move(next));
+  }
+
+  MemoEntry entry_result;
+  if (layers.size() == body.items.size() + 1) {
+    std::map<std::vector<uint32_t>, int> best;  // out specs -> exit index
+    const auto& last = layers.back();
+    for (int ni = 0; ni < static_cast<int>(last.size()); ++ni) {
+      const Node& node = last[ni];
+      std::vector<Spec> outs;
+      double cost = node.cost;
+      for (int t : body.outputs) {
+        const Spec* s = find(node.state, t);
+        Spec spec = s ? *s : Spec::R();
+        if (b == 0 && !(spec == Spec::R())) {
+          // The model's outputs leave replicated (logits gathered for sampling).
+          int kind;
+          double bytes;
+          cost += transition_us(prep, t, spec, Spec::R(), ctx, &kind, &bytes);
+          spec = Spec::R();
+        }
+        outs.push_back(spec);
+      }
+      std::vector<uint32_t> codes;
+      for (auto& s : outs) codes.push_back(s.code());
+      auto it = best.find(codes);
+      if (it != best.end() && entry_result.exits[it->second].cost <= cost) continue;
+      // Walk back to collect the decisions.
+      Exit ex;
+      ex.out = outs;
+      ex.cost = cost;
+      ex.decisions.resize(body.items.size());
+      ex.nested.assign(body.items.size(), {0, -1});
+      int at = ni;
+      for (size_t l = layers.size() - 1; l >= 1; --l) {
+        const Node& nd = layers[l][at];
+        ex.decisions[l - 1] = nd.decision;
+        ex.nested[l - 1] = nd.nested;
+        at = nd.prev;
+      }
+      if (it == best.end()) {
+        best[codes] = static_cast<int>(entry_result.exits.size());
+        entry_result.exits.push_back(std::move(ex));
+      } else {
+        entry_result.exits[it->second] = std::move(ex);
+      }
+    }
+  }
+  return memo_.emplace(key, std::move(entry_result)).first->second;
+}
+
+void AxisSolver::expand(const Prepared& prep, int b, uint64_t key, int exit, AxisSolution& out) {
+  const auto& me = memo_.at(key);
+  const Exit& ex = me.exits[exit];
+  const auto& body = prep.bodies[b];
+  for (size_t pos = 0; pos < body.items.size(); ++pos) {
+    int index = body.items[pos];
+    out.decisions[index] = ex.decisions[pos];
+    if (ex.nested[pos].second >= 0) expand(prep, prep.body_of_op[index], ex.nested[pos].first, ex.nested[pos].second, out);
+  }
+}
+
+AxisSolution AxisSolver::solve(const Prepared& prep, const Context& ctx) {
+  AxisSolution sol;
+  const auto& flow = prep.model->dataflow;
+  sol.decisions.assign(flow.ops.size(), {});
+  std::vector<Spec> entry(prep.bodies[0].ext.size(), Spec::R());
+  uint64_t key = mix64(mix64(prep.bodies[0].signature, ctx.hash()), 0x55);
+  const MemoEntry& me = solve_body(prep, 0, entry, ctx, key);
+  if (me.exits.empty()) return sol;
+  int best = 0;
+  for (int x = 1; x < static_cast<int>(me.exits.size()); ++x)
+    if (me.exits[x].cost < me.exits[best].cost) best = x;
+  sol.feasible = true;
+  sol.cost = me.exits[best].cost;
+  expand(prep, 0, key, best, sol);
+  return sol;
+}
+
+Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& sol) {
+  Evaluation ev;
+  const auto& flow = prep.model->dataflow;
+  ev.op_compute_us.assign(flow.ops.size(), 0);
+  ev.op_label.assign(flow.ops.size(), "");
+  ev.param_spec.assign(prep.model->parameters.size(), Spec::R());
+  ev.param_label.assign(prep.model->parameters.size(), "");
+  ev.param_op.assign(prep.model->parameters.size(), -1);
+  std::string current_label;
+  std::vector<Spec> state(flow.tensors.size(), Spec::R());
+  std::vector<char> seen(flow.tensors.size(), 0);
+  std::vector<std::string> producer_label(flow.tensors.size());
+  std::vector<int> partial_origin(flow.tensors.size(), -1);
+  std::unordered_map<int, std::vector<Strat>> cache;
+  auto record = [&](int op, int t, int kind, double bytes, double mult, const std::string& why, bool statistics = false) {
+    if (kind < 0) return;
+    CclEvent e;
+    e.op = op;
+    e.tensor = t;
+    e.kind = static_cast<Ccl>(kind);
+    e.bytes = bytes;
+    e.time_us = ccl_time_us(*ctx.hw, e.kind, ctx.n, ctx.topology, bytes);
+    e.why = why;
+    if (statistics) e.origin = op;
+    else if (e.kind == Ccl::AllReduce || e.kind == Ccl::ReduceScatter) e.origin = t >= 0 ? partial_origin[t] : -1;
+    for (int m = 0; m < static_cast<int>(std::lround(mult)); ++m) ev.events.push_back(e);
+    ev.ccl_us += e.time_us * mult;
+  };
+  auto why_of = [&](int t, Spec from, Spec to, const std::string& consumer) {
+    const std::string& made = partial_origin[t] >= 0 ? ev.op_label[partial_origin[t]] : producer_label[t];
+    if (from.kind == kPartial) {
+      std::string src = made == "row" ? "row-parallel output is a partial sum"
+                        : made == "vocab" ? "vocab-parallel embedding output is a partial sum (masked lookup)"
+                        : made == "partial statistics" ? "statistics summed over the sharded dim"
+                        : made == "expert (replicated tokens)" ? "each device holds the outputs of its own experts"
+                        : made == "contracted" ? "contraction over the sharded dim leaves partial sums"
+                                               : "partial sums";
+      return src + (to.kind == kReplicated ? "; " + consumer + " needs the whole value" : "; reduced straight into the sharded layout " + consumer + " wants");
+    }
+    if (to.kind == kReplicated || to.kind == kPartial) return consumer + " needs the whole tensor";
+    return consumer + " needs it sharded on another dim";
+  };
+  std::function<void(int, double)> run_body = [&](int b, double mult) {
+    const auto& body = prep.bodies[b];
+    for (size_t pos = 0; pos < body.items.size(); ++pos) {
+      int index = body.items[pos];
+      const ir::Op& op = flow.ops[index];
+      const Decision& d = sol.decisions[index];
+      auto move = [&](int t, Spec to, const std::string& consumer) {
+        if (!seen[t] && is_free(flow, t)) {
+          seen[t] = 1;
+          state[t] = to;
+          if (int param = flow.tensors[t].parameter; param >= 0) {
+            ev.param_spec[param] = to;
+            ev.param_label[param] = current_label;
+            ev.param_op[param] = index;
+          }
+          return;
+        }
+        seen[t] = 1;
+        int kind;
+        double bytes;
+        transition_us(prep, t, state[t], to, ctx, &kind, &bytes);
+        record(index, t, kind, bytes, mult, why_of(t, state[t], to, consumer));
+        state[t] = to;
+      };
+      const Spec* pin = nullptr;
+      if (auto it = ctx.pinned_outputs.find(op.module); op.module >= 0 && it != ctx.pinned_outputs.end()) pin = &it->second;
+      auto leave = [&](int t, Spec s) {
+        seen[t] = 1;
+        state[t] = s;
+        if (pin && !(s == *pin)) {
+          int kind;
+          double bytes;
+          transition_us(prep, t, s, *pin, ctx, &kind, &bytes);
+          record(index, t, kind, bytes, mult, "the module's output layout is fixed by the plan being evaluated");
+          state[t] = *pin;
+        }
+      };
+      if (op.kind == OpKind::Call) {
+        int nb = prep.body_of_op[index];
+        size_t fi = 0;
+        for (int t : prep.bodies[nb].ext)
+          if (!seen[t] && is_free(flow, t) && fi < d.free_specs.size()) {
+            // Stored as chosen at the call; the first op using it inside records the details.
+            state[t] = d.free_specs[fi++];
+          }
+        run_body(nb, mult);
+        for (int t : op.outputs) leave(t, state[t]);
+        continue;
+      }
+      if (op.kind == OpKind::Experts) {
+        int nb = prep.body_of_op[index];
+        const int64_t E = op.sizes[0], K = op.sizes[1], T = op.sizes[2];
+        double tokens = std::max(1.0, static_cast<double>(T) * ctx.activation_scale);
+        double active = std::min(static_cast<double>(E), tokens * static_cast<double>(K));
+        double per_device = std::ceil(active / ctx.n);
+        Spec xs = Spec::R(), out = Spec::R();
+        double body_mult = active;
+        std::string label = "replicated";
+        if (d.experts_mode == 2) { out = Spec::P(); body_mult = per_device; label = "expert (replicated tokens)"; }
+        if (d.experts_mode == 3) {
+          // the token dim chosen: find it from the output spec the search left
+          for (int dd = 0; dd + 1 < static_cast<int>(flow.tensors[op.inputs[0]].shape.size()); ++dd)
+            if (flow.tensors[op.inputs[0]].shape[dd] % ctx.n == 0 && flow.tensors[op.inputs[0]].shape[dd] >= ctx.n) { xs = Spec::S(dd); break; }
+          out = xs;
+          body_mult = per_device;
+          label = "expert (all-to-all)";
+        }
+        current_label = d.experts_mode == 2 ? "expert (replicated tokens)" : d.experts_mode == 3 ? "expert (all-to-all)" : "";
+        move(op.inputs[0], xs, "expert dispatch");
+        if (op.inputs.size() > 1) move(op.inputs[1], xs, "expert dispatch");
+        double dispatch = static_cast<double>(T) * static_cast<double>(K) *
+                          static_cast<double>(flow.tensors[op.inputs[0]].shape.back()) * ctx.workload.dtype_bytes() * ctx.activation_scale;
+        if (d.experts_mode == 3) record(index, op.inputs[0], static_cast<int>(Ccl::AllToAll), dispatch, mult, "expert parallel: dispatch routed tokens to the devices holding their experts");
+        run_body(nb, mult * body_mult);
+        if (d.experts_mode == 1) {
+          const auto& eb = prep.bodies[nb];
+          Spec o = eb.outputs.empty() ? Spec::R() : state[eb.outputs[0]];
+          if (o.kind == kSharded) o = Spec::S(static_cast<int>(flow.tensors[op.inputs[0]].shape.size()) - 1);
+          out = o;
+          label = "tensor (inside each expert)";
+        }
+        if (d.experts_mode == 3) record(index, op.outputs[0], static_cast<int>(Ccl::AllToAll), dispatch, mult, "expert parallel: combine expert outputs back to the tokens' devices");
+        producer_label[op.outputs[0]] = label;
+        ev.op_label[index] = label;
+        if (out.kind == kPartial) {
+          partial_origin[op.outputs[0]] = index;
+          const auto& eb = prep.bodies[nb];
+          if (d.experts_mode == 1 && !eb.outputs.empty() && partial_origin[eb.outputs[0]] >= 0) partial_origin[op.outputs[0]] = partial_origin[eb.outputs[0]];
+        }
+        leave(op.outputs[0], out);
+        continue;
+      }
+      auto it = cache.find(index);
+      if (it == cache.end()) it = cache.emplace(index, strategies(prep, index, ctx)).first;
+      if (d.strategy < 0 || d.strategy >= static_cast<int>(it->second.size())) continue;
+      const Strat& st = it->second[d.strategy];
+      std::string consumer = op.name + (op.module > 0 ? " in " + module_pattern(prep.model->modules[op.module].name) : "");
+      current_label = st.label;
+      for (size_t i = 0; i < op.inputs.size(); ++i) {
+        bool repeated = false;
+        for (size_t j = 0; j < i; ++j) repeated |= op.inputs[j] == op.inputs[i];
+        if (!repeated) move(op.inputs[i], st.in[i], consumer);
+      }
+      if (st.extra_count) {
+        for (int k = 0; k < st.extra_count; ++k)
+          record(index, op.inputs[0], static_cast<int>(Ccl::AllReduce), st.extra_bytes, mult,
+                 "statistics of " + op.name + " over the sharded dim", true);
+      }
+      if (op.kind == OpKind::Attention && ctx.workload.phase == Phase::Decode) {
+        // The KV cache this layer keeps: the keys and values before any GQA repeat, for the context.
+        double cache = 0;
+        for (int i = 1; i <= 2 && i < static_cast<int>(op.inputs.size()); ++i) {
+          int t = op.inputs[i];
+          for (int hops = 0; hops < 4; ++hops) {  // look through repeat_interleave to the stored heads
+            int k = prep.producer[t];
+            if (k < 0 || flow.ops[k].kind != OpKind::Repeat) break;
+            t = flow.ops[k].inputs[0];
+          }
+          cache += tensor_bytes(prep, t, ctx) * static_cast<double>(ctx.workload.seq);
+        }
+        ev.kv_cache_bytes += (st.split ? cache / ctx.n : cache) * mult;
+      }
+      ev.compute_us += st.compute_us * mult;
+      ev.op_compute_us[index] += st.compute_us * mult;
+      ev.flops += st.flops * mult;
+      if (st.split) ev.parallel_flops += st.flops * mult;
+      ev.op_label[index] = st.label;
+      int origin = -1;
+      for (size_t i = 0; i < op.inputs.size(); ++i)
+        if (st.in[i].kind == kPartial && partial_origin[op.inputs[i]] >= 0) origin = partial_origin[op.inputs[i]];
+      for (size_t o = 0; o < op.outputs.size() && o < st.out.size(); ++o) {
+        producer_label[op.outputs[o]] = st.label;
+        if (st.out[o].kind == kPartial) partial_origin[op.outputs[o]] = origin >= 0 ? origin : index;
+        leave(op.outputs[o], st.out[o]);
+      }
+    }
+    if (b == 0)
+      for (int t : body.outputs) {
+        int kind;
+        double bytes;
+        transition_us(prep, t, state[t], Spec::R(), ctx, &kind, &bytes);
+        record(-1, t, kind, bytes, mult, why_of(t, state[t], Spec::R(), "the model's output"));
+        state[t] = Spec::R();
+      }
+  };
+  run_body(0, 1.0);
+  return ev;
+}
+
+}  // namespace shardlens::plan::detail

@@ -1,0 +1,169 @@
+// The search behind the planner, on one mesh axis: tensor specs, per-op strategies and their
+// transitions (sharding_rules.cpp), and an exact dynamic programme over each module body, memoized by
+// (body content, entry specs, context) so that repeated blocks and unchanged classes are solved once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/model_ir.h"
+#include "plan/ccl_cost.h"
+#include "plan/target.h"
+
+namespace shardlens::plan::detail {
+
+// How one tensor lies on one mesh axis.
+enum SpecKind : uint8_t { kReplicated = 0, kPartial = 1, kSharded = 2, kSegments = 3 };
+struct Spec {
+  uint8_t kind = kReplicated;
+  int8_t dim = -1;  // kSharded / kSegments
+  int8_t seg = 0;   // kSegments: the dim holds `seg` concatenated segments, each sharded evenly
+  static Spec R() { return {}; }
+  static Spec P() { return {kPartial, -1, 0}; }
+  static Spec S(int d) { return {kSharded, static_cast<int8_t>(d), 0}; }
+  static Spec Seg(int d, int k) { return {kSegments, static_cast<int8_t>(d), static_cast<int8_t>(k)}; }
+  bool operator==(const Spec&) const = default;
+  uint32_t code() const { return kind | (static_cast<uint32_t>(static_cast<uint8_t>(dim)) << 8) | (static_cast<uint32_t>(static_cast<uint8_t>(seg)) << 16); }
+  bool sharded() const { return kind == kSharded || kind == kSegments; }
+};
+
+enum Tag : uint16_t {
+  kTagReplicated = 1, kTagTensor = 2, kTagSequence = 4, kTagBatch = 8,
+  kTagExpertAllToAll = 16, kTagExpertLocal = 32, kTagExpertTensor = 64,
+  kTagAll = 0x7f,
+};
+
+enum class Role : uint8_t { Other, Batch, Seq, Hidden, Heads, HeadDim, Ffn, Vocab, Experts, Channels, Spatial, Tokens };
+const char* role_name(Role r);
+
+struct Filter {
+  uint16_t allowed = kTagAll;
+  uint16_t experts_allowed = kTagAll;  // for routed-expert layers only
+  bool sharded_norms = false;  // norms must run sharded when they can (the sequence-parallel alternative)
+  uint64_t hash() const { return (static_cast<uint64_t>(experts_allowed) << 20) + allowed * 31u + sharded_norms; }
+};
+
+// One way to run one op on one axis.
+struct Strat {
+  std::vector<Spec> in, out;
+  double compute_us = 0;
+  double flops = 0;          // of the whole op, for the parallel fraction
+  bool split = false;        // the op's work is divided over the axis
+  int extra_count = 0;       // statistics all-reduces the strategy itself needs
+  double extra_bytes = 0;
+  uint16_t tag = kTagReplicated;
+  std::string label;         // column, row, vocab, heads, sequence, ...
+};
+
+struct Context {
+  int n = 1;
+  Topology topology = Topology::Line;
+  const Hardware* hw = nullptr;
+  Workload workload;
+  double activation_scale = 1.0;  // rows axis in data parallel: each row sees 1/rows of the batch
+  Filter filter;
+  double memory_lambda = 0;       // µs per byte of parameters kept per device (memory fallback)
+  double ccl_penalty_us = 0;      // decision weight per collective (see plan.cpp)
+  std::string axis = "model";
+  std::unordered_map<int, Spec> pinned_params;   // parameter index -> spec
+  std::unordered_map<int, Spec> pinned_outputs;  // module index -> spec its output leaves in
+  bool unpinned_replicated = false;
+  uint64_t hash() const;
+};
+
+// Per-model preparation, independent of the mesh: bodies, liveness, signatures, dim roles.
+struct Prepared {
+  const ir::ModelIR* model = nullptr;
+  struct Body {
+    int op = -1;                 // the Call / Experts op (-1: the root forward)
+    std::vector<int> items;      // top-level ops of the body, in order
+    std::vector<int> ext;        // tensors used inside but produced (or owned) outside, by first use
+    std::vector<int> outputs;    // tensors the body hands back
+    std::unordered_map<int, int> last_use;  // tensor -> position in items of its last use
+    uint64_t signature = 0;
+  };
+  std::vector<Body> bodies;               // bodies[0] = root
+  std::vector<int> body_of_op;            // Call/Experts op -> body index
+  std::vector<std::vector<Role>> roles;   // per tensor
+  std::vector<int> param_owner_body;      // per parameter: the body where it is local (used freely)
+  std::vector<std::vector<int>> consumers;  // per tensor: the ops that read it
+  std::vector<int> producer;                // per tensor: the op that made it (-1: none)
+  int64_t hidden_size = 0, vocab_size = 0;
+};
+std::shared_ptr<Prepared> prepare(const ir::ModelIR& model);
+// "h.3.attn.proj" -> "h.*.attn.proj": repeated blocks named once.
+std::string module_pattern(const std::string& name);
+
+// Strategies of a leaf op on an axis (never Call / Experts).
+std::vector<Strat> strategies(const Prepared& prep, int op, const Context& ctx);
+// Time of moving a tensor from one spec to another; kind of collective (or none) through *ccl.
+double transition_us(const Prepared& prep, int tensor, Spec from, Spec to, const Context& ctx, int* ccl_kind,
+                     double* bytes);
+double tensor_bytes(const Prepared& prep, int tensor, const Context& ctx);
+
+// Per-op decisions of a solved plan (indexes into the op's strategy list; Experts ops: their own
+// strategy kind and the body's decisions).
+struct Decision {
+  int strategy = -1;                   // leaf ops
+  std::vector<Spec> free_specs;        // Call: specs chosen for free ext tensors at entry
+  int experts_mode = -1;               // Experts: 0 replicated, 1 tensor, 2 expert-local, 3 expert all-to-all
+};
+struct AxisSolution {
+  bool feasible = false;
+  double cost = 0;                     // the search objective (time + decision weights)
+  std::vector<Decision> decisions;     // per op
+  std::vector<Spec> param_specs;       // per parameter, as stored
+};
+
+class AxisSolver {
+ public:
+  AxisSolver() = default;
+  AxisSolution solve(const Prepared& prep, const Context& ctx);
+  size_t memo_size() const { return memo_.size(); }
+  void clear() { memo_.clear(); }
+
+  struct Exit {
+    std::vector<Spec> out;
+    double cost = 0;
+    std::vector<Decision> decisions;   // per item position in the body
+    std::vector<std::pair<uint64_t, int>> nested;  // per item: (memo key, exit) of Calls / Experts bodies
+  };
+  struct MemoEntry {
+    std::vector<Exit> exits;
+  };
+
+ private:
+  const MemoEntry& solve_body(const Prepared& prep, int body, const std::vector<Spec>& entry, const Context& ctx,
+                              uint64_t key);
+  void expand(const Prepared& prep, int body, uint64_t key, int exit, AxisSolution& out);
+  std::unordered_map<uint64_t, MemoEntry> memo_;
+};
+
+// Replays a solution: every transition and statistics reduction with its op and tensor.
+struct CclEvent {
+  int op = -1;
+  int origin = -1;  // for reductions: the op that made the partial sums (row-parallel layer, ...)
+  int tensor = -1;
+  Ccl kind = Ccl::AllReduce;
+  double bytes = 0;
+  double time_us = 0;
+  std::string why;
+};
+struct Evaluation {
+  std::vector<CclEvent> events;
+  double compute_us = 0;
+  double ccl_us = 0;
+  double flops = 0, parallel_flops = 0;
+  std::vector<double> op_compute_us;  // per op
+  std::vector<std::string> op_label;  // per op: the strategy label
+  std::vector<Spec> param_spec;       // per parameter: as stored (its first use)
+  std::vector<std::string> param_label;  // per parameter: the label of the strategy that first used it
+  std::vector<int> param_op;          // per parameter: the op that first used it (-1: unused)
+  double kv_cache_bytes = 0;          // per device, decode
+};
+Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& solution);
+
+}  // namespace shardlens::plan::detail

@@ -1,0 +1,50 @@
+// What a plan is for: the device mesh, the hardware, and the workload.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardlens::plan {
+
+enum class Topology : uint8_t { Line, Ring };
+
+struct Mesh {
+  int rows = 1;  // axis "batch"
+  int cols = 1;  // axis "model"
+  std::string preset;  // "t3k", "" when given as RxC
+  Topology row_topology = Topology::Line;
+  Topology col_topology = Topology::Line;
+  int devices() const { return rows * cols; }
+  std::string shape_string() const { return std::to_string(rows) + "x" + std::to_string(cols); }
+};
+
+// "1x8", "8x4", or a preset (n150, n300, t3k, t3k-2x4, galaxy, ...). Error text lists what is accepted.
+std::optional<Mesh> parse_mesh(const std::string& text, std::string& error);
+const char* accepted_meshes();
+
+enum class Phase : uint8_t { Prefill, Decode };
+
+struct Workload {
+  int64_t batch = 1;
+  int64_t seq = 2048;          // prefill: tokens per sequence; decode: context length (KV cache)
+  Phase phase = Phase::Decode; // decode: one new token per sequence per forward
+  std::string dtype = "bf16";  // bf16 | fp32 | bfp8
+  double dtype_bytes() const;  // bytes per element
+  int64_t tokens_per_forward() const { return phase == Phase::Decode ? 1 : seq; }
+};
+
+struct Hardware {
+  std::string name;
+  double dram_bytes;         // per chip
+  double dram_bytes_per_s;   // per chip
+  double flops_per_s;        // dense bf16 per chip
+  double hop_latency_us;     // per Ethernet hop
+  const char* source;
+};
+
+// "wormhole" (default) or "blackhole"; null when unknown.
+const Hardware* find_hardware(const std::string& name);
+
+}  // namespace shardlens::plan

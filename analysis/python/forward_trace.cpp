@@ -1,0 +1,1323 @@
+#include "python/forward_trace.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "python/interpreter.h"
+
+namespace shardlens::python {
+namespace {
+
+using ir::OpKind;
+
+const std::vector<int64_t>* shape_of(const Value& v) {
+  auto* t = v.as<TensorObj>();
+  return t && t->shape ? &*t->shape : nullptr;
+}
+
+int64_t norm_dim(int64_t d, size_t rank) { return d < 0 ? d + static_cast<int64_t>(rank) : d; }
+
+void collect_tensors(const Value& v, std::vector<Value>& out, int depth = 0) {
+  if (v.as<TensorObj>()) {
+    out.push_back(v);
+    return;
+  }
+  if (depth > 1) return;
+  if (auto* l = TupleView::of(v))
+    for (auto& item : l->items) collect_tensors(item, out, depth + 1);
+  if (auto* d = v.as<DictObj>())
+    for (auto& kv : d->entries) collect_tensors(kv.second, out, depth + 1);
+}
+
+std::vector<Value> tensors_in(const CallArgs& args, const Value* self = nullptr) {
+  std::vector<Value> out;
+  if (self) collect_tensors(*self, out);
+  for (auto& v : args.positional) collect_tensors(v, out);
+  for (auto& kv : args.keywords) collect_tensors(kv.second, out);
+  return out;
+}
+
+std::optional<int64_t> int_arg(const CallArgs& a, size_t pos, const char* name) {
+  const Value* v = argument(a, pos, name);
+  if (v && v->is_int()) return v->as_int();
+  return std::nullopt;
+}
+
+std::vector<int64_t> ints_of(const Value& v, size_t n, int64_t fallback) {
+  std::vector<int64_t> out;
+  if (auto* l = TupleView::of(v)) {
+    for (auto& item : l->items) out.push_back(item.is_int() ? item.as_int() : fallback);
+  } else if (v.is_int()) {
+    out.assign(n, v.as_int());
+  }
+  if (out.size() != n) out.assign(n, fallback);
+  return out;
+}
+
+std::string short_name(const std::string& q) {
+  for (const char* prefix : {"torch.nn.functional.", "torch.Tensor.", "tensor.", "torch.", "F."})
+    if (q.rfind(prefix, 0) == 0) return q.substr(std::strlen(prefix));
+  return q;
+}
+
+// Letters for einsum-style equations: lowercase are shardable dims, uppercase spatial/kernel dims.
+const char kBatchLetters[] = "abcdefgh";
+
+const std::set<std::string> kUnaryNames = {
+    "relu", "relu_", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "pow", "abs", "sin", "cos",
+    "square", "reciprocal", "softplus", "mish", "elu", "leaky_relu", "hardswish", "hardsigmoid", "relu6", "selu",
+    "celu", "logsigmoid", "softsign", "erf", "clamp", "clamp_min", "clamp_max", "masked_fill", "tril", "triu",
+    "sign", "floor", "ceil", "round", "log1p", "expm1", "nan_to_num", "hardtanh", "tanhshrink", "sigmoid_",
+    "exp_", "sqrt_", "float_power", "erfinv", "cumsum", "cumprod", "flip", "roll", "masked_fill_", "clamp_"};
+const std::set<std::string> kScaleNames = {"dropout", "dropout2d", "dropout1d", "alpha_dropout", "contiguous", "clone",
+                                           "detach", "float", "half", "bfloat16", "double", "to", "type_as", "type",
+                                           "neg", "cpu", "cuda", "requires_grad_"};
+const std::set<std::string> kReduceLinear = {"sum", "mean", "nansum"};
+const std::set<std::string> kReduceOther = {"max", "min", "amax", "amin", "std", "var", "logsumexp", "norm", "prod",
+                                            "any", "all"};
+const std::set<std::string> kCreateNames = {"zeros_like", "ones_like", "empty_like", "full_like", "randn_like",
+                                            "rand_like", "zeros", "ones", "empty", "full", "arange", "randn", "rand",
+                                            "tensor", "as_tensor", "linspace", "new_zeros", "new_ones", "new_empty",
+                                            "new_full", "new_tensor", "eye", "tril_indices", "triu_indices", "polar",
+                                            "outer", "randint"};
+const std::set<std::string> kReshapeNames = {"view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze"};
+const std::set<std::string> kSpatialNames = {"interpolate", "upsample", "pad", "avg_pool1d", "avg_pool2d",
+                                             "max_pool1d", "max_pool2d", "adaptive_avg_pool1d",
+                                             "adaptive_avg_pool2d", "pixel_shuffle", "pixel_unshuffle"};
+
+}  // namespace
+
+ForwardTracer::ForwardTracer(Interpreter& interp, ir::ModelIR& model, const std::vector<NamedModule>& walk)
+    : interp_(interp), model_(model) {
+  for (size_t i = 0; i < walk.size(); ++i) module_index_[walk[i].module] = static_cast<int>(i);
+  auto params = named_tensors(walk, false);
+  for (size_t i = 0; i < params.size(); ++i) parameter_index_[params[i].tensor.get()] = static_cast<int>(i);
+  auto buffers = named_tensors(walk, true);
+  for (size_t i = 0; i < buffers.size(); ++i) buffer_index_[buffers[i].tensor.get()] = static_cast<int>(i);
+}
+
+int ForwardTracer::id_of(const std::shared_ptr<TensorObj>& t) {
+  auto it = version_.find(t.get());
+  if (it != version_.end()) return it->second;
+  return new_version(t);
+}
+
+int ForwardTracer::new_version(const std::shared_ptr<TensorObj>& t) {
+  ir::TensorInfo info;
+  info.shape_known = t->shape.has_value();
+  if (t->shape) info.shape = *t->shape;
+  info.dtype = t->dtype;
+  if (auto p = parameter_index_.find(t.get()); p != parameter_index_.end()) info.parameter = p->second;
+  if (auto b = buffer_index_.find(t.get()); b != buffer_index_.end()) info.buffer = b->second;
+  int id = static_cast<int>(flow_->tensors.size());
+  flow_->tensors.push_back(std::move(info));
+  version_[t.get()] = id;
+  keep_alive_.push_back(t);
+  return id;
+}
+
+ir::Op& ForwardTracer::record(OpKind kind, std::string name, const std::vector<Value>& inputs, const Value& result,
+                              const ir::Span& site) {
+  ir::Op op;
+  op.kind = kind;
+  op.name = std::move(name);
+  for (auto& v : inputs)
+    if (v.as<TensorObj>()) op.inputs.push_back(id_of(std::static_pointer_cast<TensorObj>(v.obj)));
+  std::vector<Value> outs;
+  collect_tensors(result, outs);
+  for (auto& v : outs) {
+    auto t = std::static_pointer_cast<TensorObj>(v.obj);
+    // A result that is one of the inputs (in-place ops) becomes a new version of that tensor.
+    op.outputs.push_back(new_version(t));
+  }
+  op.module = module_stack_.empty() ? 0 : module_stack_.back();
+  op.span = site;
+  flow_->ops.push_back(std::move(op));
+  return flow_->ops.back();
+}
+
+std::shared_ptr<TensorObj> ForwardTracer::make(Interpreter& in, std::vector<int64_t> shape, const std::string& dtype,
+                                               const ir::Span& site) {
+  auto t = in.new_tensor(std::move(shape), site);
+  t->dtype = dtype;
+  return t;
+}
+
+Value ForwardTracer::record_unknown(Interpreter& in, const std::string& name, const std::vector<Value>& inputs,
+                                    const std::string& why, const ir::Span& site) {
+  auto t = in.new_tensor(std::nullopt, site);
+  t->why = std::make_shared<UnknownInfo>(UnknownInfo{why, site, false});
+  Value r = Value::object(t);
+  record(OpKind::Unknown, name, inputs, r, site).detail = why;
+  return r;
+}
+
+Value ForwardTracer::same_shape(Interpreter& in, OpKind kind, const std::string& name, const Value& x,
+                                const std::vector<Value>& extra, const ir::Span& site) {
+  auto* t = x.as<TensorObj>();
+  auto r = in.new_tensor(t->shape, site);
+  r->dtype = t->dtype;
+  r->why = t->why;
+  std::vector<Value> inputs{x};
+  inputs.insert(inputs.end(), extra.begin(), extra.end());
+  Value out = Value::object(r);
+  record(kind, name, inputs, out, site);
+  return out;
+}
+
+Value ForwardTracer::contract(Interpreter& in, const std::string& name, const std::string& equation,
+                              const std::vector<Value>& inputs, const ir::Span& site) {
+  // Output shape from the letters: each output letter takes its size from an input that has it.
+  auto arrow = equation.find("->");
+  std::string out_letters = equation.substr(arrow + 2);
+  std::vector<std::string> in_letters;
+  size_t start = 0;
+  std::string lhs = equation.substr(0, arrow);
+  while (true) {
+    size_t comma = lhs.find(',', start);
+    in_letters.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::vector<int64_t> shape;
+  std::string dtype = "float32";
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (auto* t = inputs[i].as<TensorObj>()) dtype = t->dtype;
+  for (char c : out_letters) {
+    int64_t size = -1;
+    for (size_t i = 0; i < inputs.size() && i < in_letters.size(); ++i) {
+      auto* s = shape_of(inputs[i]);
+      if (!s) return record_unknown(in, name, inputs, "input shape unknown", site);
+      auto pos = in_letters[i].find(c);
+      if (pos != std::string::npos && pos < s->size() && (*s)[pos] != 1) size = (*s)[pos];
+      else if (pos != std::string::npos && size < 0 && pos < s->size()) size = (*s)[pos];
+    }
+    if (size < 0) return record_unknown(in, name, inputs, "einsum output letter not found", site);
+    shape.push_back(size);
+  }
+  Value r = Value::object(make(in, shape, dtype, site));
+  record(OpKind::Contract, name, inputs, r, site).equation = equation;
+  return r;
+}
+
+Value ForwardTracer::linear(Interpreter& in, const std::string& name, const Value& x, const Value& weight,
+                            const Value& bias, bool weight_out_in, const ir::Span& site) {
+  auto* xs = shape_of(x);
+  auto* ws = shape_of(weight);
+  std::vector<Value> inputs{x, weight};
+  if (bias.as<TensorObj>()) inputs.push_back(bias);
+  if (!xs || !ws || ws->size() != 2 || xs->empty())
+    return record_unknown(in, name, inputs, "linear with unknown or unexpected shapes", site);
+  int64_t in_features = weight_out_in ? (*ws)[1] : (*ws)[0];
+  if (xs->back() != in_features)
+    return record_unknown(in, name, inputs, "input features do not match the weight", site);
+  std::string batch(kBatchLetters, std::min<size_t>(xs->size() - 1, 8));
+  std::string eq = batch + "k," + (weight_out_in ? "nk" : "kn");
+  if (bias.as<TensorObj>()) eq += shape_of(bias) && shape_of(bias)->size() == 1 ? ",n" : "," + batch + "n";
+  eq += "->" + batch + "n";
+  return contract(in, name, eq, inputs, site);
+}
+
+Value ForwardTracer::matmul(Interpreter& in, const std::string& name, const Value& a, const Value& b,
+                            const ir::Span& site) {
+  auto* as = shape_of(a);
+  auto* bs = shape_of(b);
+  if (!as || !bs || as->empty() || bs->empty()) return record_unknown(in, name, {a, b}, "matmul operand shapes unknown", site);
+  if (bs->size() == 1) {
+    std::string batch(kBatchLetters, std::min<size_t>(as->size() - 1, 8));
+    return contract(in, name, batch + "k,k->" + batch, {a, b}, site);
+  }
+  if (as->size() == 1) {
+    std::string batch(kBatchLetters, std::min<size_t>(bs->size() - 2, 8));
+    return contract(in, name, "k," + batch + "kn->" + batch + "n", {a, b}, site);
+  }
+  size_t nb = std::max(as->size(), bs->size()) - 2;
+  if (nb > 6) return record_unknown(in, name, {a, b}, "matmul rank too high", site);
+  std::string out(kBatchLetters, nb);
+  auto letters_for = [&](const std::vector<int64_t>& s, const std::vector<int64_t>& other) {
+    std::string l;
+    size_t own = s.size() - 2;
+    for (size_t i = 0; i < own; ++i) {
+      size_t pos = nb - own + i;
+      // A broadcast dim (size 1 against a larger one) is not the same dim: '1' is never sharded.
+      size_t other_own = other.size() - 2;
+      int64_t other_size = pos >= nb - other_own ? other[pos - (nb - other_own)] : 1;
+      l += s[i] == 1 && other_size != 1 ? '1' : out[pos];
+    }
+    return l;
+  };
+  std::string eq = letters_for(*as, *bs) + "mk," + letters_for(*bs, *as) + "kn->" + out + "mn";
+  if ((*as)[as->size() - 1] != (*bs)[bs->size() - 2])
+    return record_unknown(in, name, {a, b}, "matmul inner dims differ", site);
+  return contract(in, name, eq, {a, b}, site);
+}
+
+Value ForwardTracer::conv(Interpreter& in, const std::string& name, const Value& x, const Value& weight,
+                          const Value& bias, const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                          const std::vector<int64_t>& dilation, int64_t groups, const ir::Span& site) {
+  auto* xs = shape_of(x);
+  auto* ws = shape_of(weight);
+  std::vector<Value> inputs{x, weight};
+  if (bias.as<TensorObj>()) inputs.push_back(bias);
+  if (!xs || !ws || xs->size() != ws->size() || xs->size() < 3)
+    return record_unknown(in, name, inputs, "convolution with unknown shapes", site);
+  size_t spatial = xs->size() - 2;
+  static const char kSpatial[] = "HWD";
+  static const char kKernel[] = "KLM";
+  if (spatial > 3) return record_unknown(in, name, inputs, "convolution rank", site);
+  std::vector<int64_t> out{(*xs)[0], (*ws)[0]};
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t k = (*ws)[2 + i];
+    int64_t size = ((*xs)[2 + i] + 2 * padding[i] - dilation[i] * (k - 1) - 1) / stride[i] + 1;
+    out.push_back(size);
+  }
+  int64_t cin = (*xs)[1], cout = (*ws)[0];
+  bool depthwise = groups > 1 && groups == cin && groups == cout;
+  std::string sp(kSpatial, spatial), ker(kKernel, spatial);
+  std::string eq;
+  if (depthwise) eq = "ac" + sp + ",c1" + ker;
+  else if (groups > 1) eq = "aC" + sp + ",NC" + ker;  // grouped: channels kept whole (uppercase)
+  else eq = "ac" + sp + ",nc" + ker;
+  std::string out_ch = depthwise ? "c" : groups > 1 ? "N" : "n";
+  if (bias.as<TensorObj>()) eq += "," + out_ch;
+  eq += "->a" + out_ch + sp;
+  auto t = make(in, out, x.as<TensorObj>()->dtype, site);
+  Value r = Value::object(t);
+  auto& op = record(OpKind::Contract, name, inputs, r, site);
+  op.equation = eq;
+  op.groups = groups;
+  return r;
+}
+
+Value ForwardTracer::attention(Interpreter& in, const std::string& name, const Value& q, const Value& k,
+                               const Value& v, const ir::Span& site) {
+  auto *qs = shape_of(q), *ks = shape_of(k), *vs = shape_of(v);
+  if (!qs || !ks || !vs || qs->size() < 2 || vs->size() != qs->size())
+    return record_unknown(in, name, {q, k, v}, "attention operand shapes unknown", site);
+  auto out = *qs;
+  out.back() = vs->back();
+  Value r = Value::object(make(in, out, q.as<TensorObj>()->dtype, site));
+  record(OpKind::Attention, name, {q, k, v}, r, site);
+  return r;
+}
+
+// nn.MultiheadAttention as PyTorch computes it: a fused in-projection split into q, k, v,
+// heads, the attention core, and the out-projection.
+Value ForwardTracer::mha(Interpreter& in, InstanceObj& layer, CallArgs& args, const ir::Span& site) {
+  auto find_param = [&](const std::string& key) -> Value {
+    if (auto* p = ModuleData::find(layer.module->parameters, key); p && *p) return Value::object(*p);
+    return Value::none();
+  };
+  auto attr_int = [&](const char* key, int64_t fallback) {
+    Value* v = layer.find_attribute(key);
+    return v && v->is_int() ? v->as_int() : fallback;
+  };
+  bool batch_first = false;
+  if (Value* bf = layer.find_attribute("batch_first")) batch_first = in.truth(*bf).value_or(false);
+  Value query = args.positional.empty() ? Value() : args.positional[0];
+  auto* qs = shape_of(query);
+  Value w = find_param("in_proj_weight");
+  if (!qs || qs->size() != 3 || !w.as<TensorObj>())
+    return record_unknown(in, "MultiheadAttention", tensors_in(args), "MultiheadAttention with separate q/k/v weights or unknown shapes", site);
+  int64_t e = attr_int("embed_dim", qs->back()), h = attr_int("num_heads", 1);
+  Value qkv = linear(in, "MultiheadAttention.in_proj", query, w, find_param("in_proj_bias"), true, site);
+  std::vector<Value> segs;
+  auto* s = shape_of(qkv);
+  if (!s) return qkv;
+  for (int i = 0; i < 3; ++i) {
+    auto shape = *s;
+    shape.back() = e;
+    segs.push_back(Value::object(make(in, shape, qkv.as<TensorObj>()->dtype, site)));
+  }
+  {
+    auto& op = record(OpKind::Split, "split", {qkv}, make_tuple(segs), site);
+    op.dims = {static_cast<int>(s->size()) - 1};
+    op.sizes = {e, e, e};
+  }
+  int64_t b = batch_first ? (*qs)[0] : (*qs)[1], l = batch_first ? (*qs)[1] : (*qs)[0];
+  std::vector<Value> heads;
+  for (auto& seg : segs) {
+    // [.., E] -> [B, L, H, D] -> [B, H, L, D]
+    auto split = Value::object(make(in, {b, l, h, e / h}, "float32", site));
+    auto& r = record(OpKind::Reshape, "view", {seg}, split, site);
+    (void)r;
+    auto perm = Value::object(make(in, {b, h, l, e / h}, "float32", site));
+    record(OpKind::Permute, "transpose", {split}, perm, site).dims = {0, 2, 1, 3};
+    heads.push_back(perm);
+  }
+  Value core = attention(in, "MultiheadAttention.attention", heads[0], heads[1], heads[2], site);
+  auto back = Value::object(make(in, {b, l, h, e / h}, "float32", site));
+  record(OpKind::Permute, "transpose", {core}, back, site).dims = {0, 2, 1, 3};
+  auto merged = Value::object(make(in, {b, l, e}, "float32", site));
+  record(OpKind::Reshape, "reshape", {back}, merged, site);
+  Value out_proj;
+  for (auto& [key, child] : layer.module->modules)
+    if (key == "out_proj" && child) out_proj = Value::object(child);
+  Value out = merged;
+  if (auto* op = out_proj.as<InstanceObj>()) {
+    auto weight = ModuleData::find(op->module->parameters, "weight");
+    auto bias = ModuleData::find(op->module->parameters, "bias");
+    module_stack_.push_back(module_index_.count(op) ? module_index_[op] : module_stack_.back());
+    out = linear(in, "Linear", merged, weight && *weight ? Value::object(*weight) : Value(),
+                 bias && *bias ? Value::object(*bias) : Value(), true, site);
+    module_stack_.pop_back();
+  }
+  return make_tuple({out, Value::none()});
+}
+
+Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs& args, const ir::Span& site) {
+  // The built-in class this layer is (user subclasses without a forward inherit its behaviour).
+  std::string cls;
+  for (auto* c : layer.cls->mro)
+    if (c->is_builtin) { cls = c->name; break; }
+  auto param = [&](const std::string& key) -> Value {
+    if (auto* p = ModuleData::find(layer.module->parameters, key); p && *p) return Value::object(*p);
+    return Value::none();
+  };
+  Value x = args.positional.empty() ? Value() : args.positional[0];
+  if (cls == "Sequential") {
+    Value v = x;
+    for (auto& [key, child] : layer.module->modules) {
+      if (!child) continue;
+      CallArgs next{{v}, {}};
+      v = in.call(Value::object(child), next, site);
+    }
+    return v;
+  }
+  if (cls == "MultiheadAttention") return mha(in, layer, args, site);
+  std::vector<Value> inputs = tensors_in(args);
+  if (!x.as<TensorObj>()) return record_unknown(in, cls, inputs, cls + " called without a tensor", site);
+  auto* xs = shape_of(x);
+  if (cls == "Linear") return linear(in, cls, x, param("weight"), param("bias"), true, site);
+  if (cls == "Embedding") {
+    auto* ws = shape_of(param("weight"));
+    if (!xs || !ws) return record_unknown(in, cls, {x, param("weight")}, "embedding shapes unknown", site);
+    auto out = *xs;
+    out.push_back((*ws)[1]);
+    Value r = Value::object(make(in, out, param("weight").as<TensorObj>()->dtype, site));
+    record(OpKind::Embedding, cls, {x, param("weight")}, r, site);
+    return r;
+  }
+  if (cls == "Conv1d" || cls == "Conv2d" || cls == "Conv3d") {
+    size_t n = cls[4] - '0';
+    auto attr = [&](const char* key, int64_t fallback) {
+      Value* v = layer.find_attribute(key);
+      return v ? ints_of(*v, n, fallback) : std::vector<int64_t>(n, fallback);
+    };
+    auto padding = attr("padding", 0);
+    if (Value* p = layer.find_attribute("padding"); p && p->is_str() && p->s == "same") {
+      auto* ws = shape_of(param("weight"));
+      for (size_t i = 0; ws && i < n; ++i) padding[i] = ((*ws)[2 + i] - 1) / 2;
+    }
+    Value* g = layer.find_attribute("groups");
+    return conv(in, cls, x, param("weight"), param("bias"), attr("stride", 1), padding, attr("dilation", 1),
+                g && g->is_int() ? g->as_int() : 1, site);
+  }
+  if (cls == "LayerNorm" || cls == "RMSNorm" || cls == "GroupNorm" || cls.rfind("BatchNorm", 0) == 0 ||
+      cls.rfind("InstanceNorm", 0) == 0 || cls == "LocalResponseNorm") {
+    if (!xs) return record_unknown(in, cls, inputs, "norm input shape unknown", site);
+    std::vector<Value> extra;
+    for (const char* k : {"weight", "bias"})
+      if (param(k).as<TensorObj>()) extra.push_back(param(k));
+    Value r = same_shape(in, OpKind::Norm, cls, x, extra, site);
+    auto& op = flow_->ops.back();
+    int rank = static_cast<int>(xs->size());
+    if (cls == "GroupNorm") {
+      Value* g = layer.find_attribute("num_groups");
+      op.groups = g && g->is_int() ? g->as_int() : 1;
+      for (int d = 1; d < rank; ++d) op.dims.push_back(d);
+    } else if (cls.rfind("BatchNorm", 0) == 0) {
+      // Inference batch norm uses running statistics: a per-channel affine map, no reduction.
+    } else if (cls.rfind("InstanceNorm", 0) == 0) {
+      for (int d = 2; d < rank; ++d) op.dims.push_back(d);
+    } else {
+      size_t k = 1;
+      if (Value* ns = layer.find_attribute("normalized_shape"))
+        if (auto* l = TupleView::of(*ns)) k = l->items.size();
+      for (int d = rank - static_cast<int>(k); d < rank; ++d) op.dims.push_back(d);
+    }
+    return r;
+  }
+  if (cls == "Softmax" || cls == "LogSoftmax" || cls == "Softmin") {
+    Value r = same_shape(in, OpKind::Softmax, cls, x, {}, site);
+    Value* d = layer.find_attribute("dim");
+    int64_t dim = d && d->is_int() ? d->as_int() : -1;
+    flow_->ops.back().dims = {static_cast<int>(xs ? norm_dim(dim, xs->size()) : 0)};
+    return r;
+  }
+  if (cls.rfind("Dropout", 0) == 0 || cls == "Identity" || cls == "AlphaDropout")
+    return same_shape(in, OpKind::Scale, cls, x, {}, site);
+  static const std::set<std::string> activations = {"ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid",
+                                                    "Hardtanh", "Hardswish", "Hardsigmoid", "LeakyReLU", "ELU",
+                                                    "SELU", "CELU", "Softplus", "Softsign", "Tanhshrink",
+                                                    "Threshold", "LogSigmoid", "PReLU", "RReLU", "Hardshrink",
+                                                    "Softshrink"};
+  if (activations.count(cls)) {
+    std::vector<Value> extra;
+    if (param("weight").as<TensorObj>()) extra.push_back(param("weight"));
+    return same_shape(in, OpKind::Unary, cls, x, extra, site);
+  }
+  if (cls == "Upsample" || cls == "UpsamplingNearest2d" || cls == "UpsamplingBilinear2d") {
+    if (!xs) return record_unknown(in, cls, inputs, "upsample input shape unknown", site);
+    Value* sf = layer.find_attribute("scale_factor");
+    double f = sf && sf->is_number() ? sf->as_float() : 2.0;
+    auto out = *xs;
+    for (size_t i = 2; i < out.size(); ++i) out[i] = static_cast<int64_t>(std::floor(static_cast<double>(out[i]) * f));
+    Value r = Value::object(make(in, out, x.as<TensorObj>()->dtype, site));
+    record(OpKind::Interpolate, cls, {x}, r, site);
+    return r;
+  }
+  if (cls == "Flatten") {
+    CallArgs fa{{Value::integer(1), Value::integer(-1)}, {}};
+    if (Value* s = layer.find_attribute("start_dim")) fa.positional[0] = *s;
+    if (Value* e = layer.find_attribute("end_dim")) fa.positional[1] = *e;
+    NativeObj flatten;
+    flatten.name = "tensor.flatten";
+    flatten.self = x;
+    if (const NativeFn* f = in.method("tensor", "flatten")) flatten.fn = *f;
+    return native(in, flatten, fa, site);
+  }
+  return record_unknown(in, cls, inputs, "nn." + cls + " is not modelled by the dataflow front end", site);
+}
+
+// A mixture-of-experts layer written with a ModuleList of identical experts and a router whose
+// output has one logit per expert. Its forward loops over experts with data-dependent token
+// selections; whatever the loop looks like, the planner needs the same facts: the router, top-k,
+// and one expert's body on its share of the tokens. Routing is assumed balanced.
+Value ForwardTracer::routed_experts(Interpreter& in, InstanceObj& moe, int index, CallArgs& args, const ir::Span& site) {
+  if (!moe.module || args.positional.empty()) return Value::none();
+  Value x = args.positional[0];
+  auto* xs = shape_of(x);
+  if (!xs || xs->size() < 2) return Value::none();
+  std::shared_ptr<InstanceObj> experts, router;
+  int64_t count = 0;
+  for (auto& [key, child] : moe.module->modules) {
+    if (!child || !child->module) continue;
+    bool list = false;
+    for (auto* c : child->cls->mro) list |= c->is_builtin && c->name == "ModuleList";
+    if (list && child->module->modules.size() >= 2) {
+      auto first = module_index_.find(child->module->modules[0].second.get());
+      if (first == module_index_.end()) continue;
+      uint64_t h = model_.modules[first->second].structure_hash;
+      bool same = true;
+      for (auto& [k2, member] : child->module->modules) {
+        auto it = module_index_.find(member.get());
+        same &= it != module_index_.end() && model_.modules[it->second].structure_hash == h;
+      }
+      if (same) {
+        experts = child;
+        count = static_cast<int64_t>(child->module->modules.size());
+      }
+    }
+  }
+  if (!experts) return Value::none();
+  for (auto& [key, child] : moe.module->modules) {
+    if (!child || !child->module || child == experts) continue;
+    for (auto& [pk, p] : child->module->parameters)
+      if (p && p->shape && p->shape->size() == 2 && (*p->shape)[0] == count && (*p->shape)[1] == xs->back()) router = child;
+  }
+  if (!router) return Value::none();
+  int64_t top_k = 0;
+  for (const char* attr : {"top_k", "num_experts_per_tok", "topk", "n_activated_experts", "k", "num_selected"})
+    if (Value* v = moe.find_attribute(attr); v && v->is_int() && top_k == 0) top_k = v->as_int();
+  bool guessed_k = top_k <= 0;
+  if (guessed_k) top_k = 2;
+
+  size_t at = flow_->ops.size();
+  {
+    ir::Op call;
+    call.kind = OpKind::Call;
+    call.name = moe.cls->name;
+    call.inputs.push_back(id_of(std::static_pointer_cast<TensorObj>(x.obj)));
+    call.module = index;
+    call.span = site;
+    flow_->ops.push_back(std::move(call));
+  }
+  module_stack_.push_back(index);
+  CallArgs router_args{{x}, {}};
+  Value logits = in.call(Value::object(router), router_args, site);
+  Value probs = x;
+  if (auto* ls = shape_of(logits)) {
+    auto out = *ls;
+    out.back() = top_k;
+    Value weights = Value::object(make(in, out, "float32", site));
+    Value chosen = Value::object(make(in, out, "int64", site));
+    auto& op = record(OpKind::TopK, "topk", {logits}, make_tuple({weights, chosen}), site);
+    op.dims = {static_cast<int>(ls->size()) - 1};
+    op.sizes = {top_k};
+    probs = weights;
+  }
+  int64_t tokens = 1;
+  for (size_t i = 0; i + 1 < xs->size(); ++i) tokens *= (*xs)[i];
+  int64_t share = std::max<int64_t>(1, (tokens * top_k + count - 1) / count);
+  size_t experts_at = flow_->ops.size();
+  {
+    ir::Op op;
+    op.kind = OpKind::Experts;
+    op.name = "experts";
+    op.inputs = {id_of(std::static_pointer_cast<TensorObj>(x.obj))};
+    if (probs.as<TensorObj>()) op.inputs.push_back(id_of(std::static_pointer_cast<TensorObj>(probs.obj)));
+    op.sizes = {count, top_k, tokens, share};
+    auto eit = module_index_.find(experts.get());
+    op.module = eit == module_index_.end() ? index : eit->second;
+    op.span = site;
+    flow_->ops.push_back(std::move(op));
+  }
+  // One expert's body on its share of the tokens.
+  Value routed = Value::object(make(in, {share, xs->back()}, x.as<TensorObj>()->dtype, site));
+  CallArgs expert_args{{routed}, {}};
+  in.call(Value::object(experts->module->modules[0].second), expert_args, site);
+  Value out = Value::object(make(in, *xs, x.as<TensorObj>()->dtype, site));
+  {
+    auto& op = flow_->ops[experts_at];
+    op.outputs = {new_version(std::static_pointer_cast<TensorObj>(out.obj))};
+    op.end = static_cast<int>(flow_->ops.size());
+    op.dims = {flow_->tensors.empty() ? 0 : id_of(std::static_pointer_cast<TensorObj>(routed.obj))};
+  }
+  module_stack_.pop_back();
+  auto& call = flow_->ops[at];
+  call.outputs = {id_of(std::static_pointer_cast<TensorObj>(out.obj))};
+  call.end = static_cast<int>(flow_->ops.size());
+  std::string where = model_.modules[index].name;
+  flow_->notes.push_back(where + ": routed experts recognised (" + std::to_string(count) + " experts, top-" +
+                         std::to_string(top_k) + (guessed_k ? " assumed" : "") +
+                         ", balanced routing assumed); its forward's routing code is summarised, not traced");
+  return out;
+}
+
+Value ForwardTracer::module_call(Interpreter& in, const Value& callee, CallArgs& args, const ir::Span& site) {
+  auto* inst = callee.as<InstanceObj>();
+  const Value* forward = inst->cls->lookup("forward");
+  bool user_forward = forward && (forward->as<FunctionObj>() != nullptr);
+  auto it = module_index_.find(inst);
+  int index = it == module_index_.end() ? (module_stack_.empty() ? 0 : module_stack_.back()) : it->second;
+  if (!user_forward) {
+    module_stack_.push_back(index);
+    Value r = builtin_layer(in, *inst, args, site);
+    module_stack_.pop_back();
+    return r;
+  }
+  if (Value moe = routed_experts(in, *inst, index, args, site); !moe.is_none()) return moe;
+  size_t at = flow_->ops.size();
+  {
+    ir::Op call;
+    call.kind = OpKind::Call;
+    call.name = inst->cls->name;
+    for (auto& v : tensors_in(args)) call.inputs.push_back(id_of(std::static_pointer_cast<TensorObj>(v.obj)));
+    call.module = index;
+    call.span = site;
+    flow_->ops.push_back(std::move(call));
+  }
+  module_stack_.push_back(index);
+  Value bound = in.get_attribute(callee, "forward", site);
+  Value r = in.call(bound, args, site);
+  module_stack_.pop_back();
+  std::vector<Value> outs;
+  collect_tensors(r, outs);
+  auto& call = flow_->ops[at];
+  for (auto& v : outs) call.outputs.push_back(id_of(std::static_pointer_cast<TensorObj>(v.obj)));
+  call.end = static_cast<int>(flow_->ops.size());
+  return r;
+}
+
+Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args, const ir::Span& site) {
+  const std::string name = short_name(fn.name);
+  const bool method = fn.name.rfind("tensor.", 0) == 0;
+  const Value* self = method ? &fn.self : nullptr;
+  std::vector<Value> inputs = tensors_in(args, self);
+  auto arg = [&](size_t pos, const char* key) -> Value {
+    // Positional arguments count from the tensor for functions, from after it for methods.
+    const Value* v = argument(args, pos, key);
+    return v ? *v : Value();
+  };
+  auto call_original = [&] {
+    if (fn.fn) return fn.fn(in, fn.self, args, site);
+    auto t = in.new_tensor(std::nullopt, site);
+    t->why = std::make_shared<UnknownInfo>(UnknownInfo{"Tensor." + name + "() is not modelled", site, false});
+    return Value::object(t);
+  };
+  Value x = method ? fn.self : arg(0, "input");
+  size_t a0 = method ? 0 : 1;  // index of the first argument after the tensor
+
+  if (inputs.empty() && !kCreateNames.count(name)) return call_original();
+
+  if (name == "linear") return linear(in, "F.linear", x, arg(1, "weight"), arg(2, "bias"), true, site);
+  if (name == "matmul" || name == "mm" || name == "bmm") {
+    Value a = method ? fn.self : arg(0, "input"), b = arg(a0, method ? "other" : "mat2");
+    if (b.is_none()) b = arg(a0, "other");
+    return matmul(in, name, a, b, site);
+  }
+  if (name == "addmm") {
+    Value r = matmul(in, "addmm", arg(1, "mat1"), arg(2, "mat2"), site);
+    if (auto* bias = arg(0, "input").as<TensorObj>(); bias && r.as<TensorObj>()) {
+      auto& op = flow_->ops.back();
+      op.inputs.push_back(id_of(std::static_pointer_cast<TensorObj>(arg(0, "input").obj)));
+      op.equation.insert(op.equation.find("->"), std::string(",") + (bias->shape && bias->shape->size() == 1 ? "n" : "mn"));
+    }
+    return r;
+  }
+  if (name == "einsum") {
+    Value eqv = arg(0, "equation");
+    std::vector<Value> operands;
+    for (size_t i = 1; i < args.positional.size(); ++i) collect_tensors(args.positional[i], operands);
+    if (!eqv.is_str()) return record_unknown(in, "einsum", operands, "einsum equation not a constant", site);
+    std::string eq;
+    for (char c : eqv.s)
+      if (c != ' ') eq += c;
+    if (eq.find("->") == std::string::npos) {
+      std::string once;
+      for (char c : eq)
+        if (std::isalpha(static_cast<unsigned char>(c)) && std::count(eq.begin(), eq.end(), c) == 1) once += c;
+      std::sort(once.begin(), once.end());
+      eq += "->" + once;
+    }
+    // Ellipses and the user's letters map onto fresh lowercase letters (uppercase means spatial here).
+    std::map<char, char> rename;
+    std::string pool = "abcdefghijklmnopqrstuvwxyz";
+    size_t next = 0;
+    std::string result;
+    size_t part = 0;
+    size_t max_rank = 0;
+    for (auto& op : operands)
+      if (auto* s = shape_of(op)) max_rank = std::max(max_rank, s->size());
+    std::string ellipsis_letters;
+    for (size_t i = 0; i < eq.size(); ++i) {
+      char c = eq[i];
+      if (c == '.' && eq.compare(i, 3, "...") == 0) {
+        // The ellipsis covers the operand's extra dims; size it from the operand.
+        size_t explicit_letters = 0;
+        size_t j = i + 3;
+        size_t k = i;
+        while (k > 0 && eq[k - 1] != ',' && eq[k - 1] != '>') --k;
+        for (size_t m = k; m < eq.size() && eq[m] != ',' && eq[m] != '-'; ++m)
+          if (std::isalpha(static_cast<unsigned char>(eq[m]))) ++explicit_letters;
+        size_t rank = part < operands.size() && shape_of(operands[part]) ? shape_of(operands[part])->size() : max_rank;
+        size_t n = rank > explicit_letters ? rank - explicit_letters : 0;
+        if (ellipsis_letters.size() < n)
+          while (ellipsis_letters.size() < n && next < pool.size()) ellipsis_letters += pool[next++];
+        result += ellipsis_letters.substr(ellipsis_letters.size() - n);
+        i = j - 1;
+        continue;
+      }
+      if (c == ',') ++part;
+      if (std::isalpha(static_cast<unsigned char>(c))) {
+        if (!rename.count(c)) rename[c] = next < pool.size() ? pool[next++] : 'z';
+        result += rename[c];
+      } else {
+        result += c;
+      }
+    }
+    return contract(in, "einsum", result, operands, site);
+  }
+  if (name == "embedding") {
+    Value ids = arg(0, "input"), w = arg(1, "weight");
+    auto *is = shape_of(ids), *ws = shape_of(w);
+    if (!is || !ws) return record_unknown(in, "F.embedding", inputs, "embedding shapes unknown", site);
+    auto out = *is;
+    out.push_back((*ws)[1]);
+    Value r = Value::object(make(in, out, w.as<TensorObj>()->dtype, site));
+    record(OpKind::Embedding, "F.embedding", {ids, w}, r, site);
+    return r;
+  }
+  if (name == "conv1d" || name == "conv2d" || name == "conv3d") {
+    size_t n = name[4] - '0';
+    Value g = arg(6, "groups");
+    return conv(in, "F." + name, x, arg(1, "weight"), arg(2, "bias"), ints_of(arg(3, "stride"), n, 1),
+                ints_of(arg(4, "padding"), n, 0), ints_of(arg(5, "dilation"), n, 1), g.is_int() ? g.as_int() : 1, site);
+  }
+  if (name == "scaled_dot_product_attention")
+    return attention(in, "F.scaled_dot_product_attention", arg(0, "query"), arg(1, "key"), arg(2, "value"), site);
+  if (name == "layer_norm" || name == "rms_norm" || name == "group_norm" || name == "batch_norm" ||
+      name == "instance_norm" || name == "normalize") {
+    auto* xs = shape_of(x);
+    if (!xs) return record_unknown(in, "F." + name, inputs, "norm input shape unknown", site);
+    std::vector<Value> extra(inputs.begin() + 1, inputs.end());
+    Value r = same_shape(in, OpKind::Norm, "F." + name, x, extra, site);
+    auto& op = flow_->ops.back();
+    int rank = static_cast<int>(xs->size());
+    if (name == "group_norm") {
+      op.groups = int_arg(args, 1, "num_groups").value_or(1);
+      for (int d = 1; d < rank; ++d) op.dims.push_back(d);
+    } else if (name == "normalize") {
+      op.dims = {static_cast<int>(norm_dim(int_arg(args, 2, "dim").value_or(1), xs->size()))};
+    } else if (name == "layer_norm" || name == "rms_norm") {
+      Value ns = arg(1, "normalized_shape");
+      size_t k = TupleView::of(ns) ? TupleView::of(ns)->items.size() : 1;
+      for (int d = rank - static_cast<int>(k); d < rank; ++d) op.dims.push_back(d);
+    }
+    return r;
+  }
+  if (name == "softmax" || name == "log_softmax" || name == "softmin") {
+    auto* xs = shape_of(x);
+    if (!xs) return record_unknown(in, name, inputs, "softmax input shape unknown", site);
+    Value r = same_shape(in, OpKind::Softmax, name, x, {}, site);
+    flow_->ops.back().dims = {static_cast<int>(norm_dim(int_arg(args, a0, "dim").value_or(-1), xs->size()))};
+    return r;
+  }
+  if (name == "glu") {
+    auto* xs = shape_of(x);
+    if (!xs) return record_unknown(in, name, inputs, "glu input shape unknown", site);
+    auto out = *xs;
+    int64_t d = norm_dim(int_arg(args, a0, "dim").value_or(-1), out.size());
+    out[d] /= 2;
+    Value r = Value::object(make(in, out, x.as<TensorObj>()->dtype, site));
+    record(OpKind::Unknown, "glu", {x}, r, site).detail = "glu splits its input in two halves";
+    return r;
+  }
+  if (kSpatialNames.count(name)) {
+    auto* xs = shape_of(x);
+    if (!xs || xs->size() < 3) return record_unknown(in, name, inputs, name + " input shape unknown", site);
+    auto out = *xs;
+    if (name == "interpolate" || name == "upsample") {
+      Value sf = arg(a0 + 1, "scale_factor"), size = arg(a0, "size");
+      if (sf.is_number())
+        for (size_t i = 2; i < out.size(); ++i) out[i] = static_cast<int64_t>(std::floor(static_cast<double>(out[i]) * sf.as_float()));
+      else if (auto s = ints_of(size, out.size() - 2, -1); s[0] > 0)
+        for (size_t i = 2; i < out.size(); ++i) out[i] = s[i - 2];
+    } else if (name == "pad") {
+      auto p = ints_of(arg(1, "pad"), 0, 0);
+      if (auto* l = TupleView::of(arg(1, "pad"))) {
+        for (size_t i = 0; i + 1 < l->items.size(); i += 2) {
+          size_t d = out.size() - 1 - i / 2;
+          if (l->items[i].is_int() && l->items[i + 1].is_int()) out[d] += l->items[i].as_int() + l->items[i + 1].as_int();
+        }
+      }
+    } else {
+      return record_unknown(in, name, inputs, name + " output shape is not modelled", site);
+    }
+    Value r = Value::object(make(in, out, x.as<TensorObj>()->dtype, site));
+    record(OpKind::Interpolate, name, {x}, r, site);
+    return r;
+  }
+  if (name == "topk" || name == "argmax" || name == "argmin" || name == "sort" || name == "argsort") {
+    auto* xs = shape_of(x);
+    if (!xs || xs->empty()) return record_unknown(in, name, inputs, name + " input shape unknown", site);
+    int64_t k = name == "topk" ? int_arg(args, a0, "k").value_or(1) : 1;
+    int64_t dim = norm_dim(int_arg(args, name == "topk" ? a0 + 1 : a0, "dim").value_or(-1), xs->size());
+    auto out = *xs;
+    bool keep = name == "topk" || name == "sort" || name == "argsort";
+    if (name == "sort" || name == "argsort") k = out[dim];
+    if (keep) out[dim] = k;
+    else out.erase(out.begin() + dim);
+    auto values = make(in, out, x.as<TensorObj>()->dtype, site);
+    auto indices = make(in, out, "int64", site);
+    Value r = name == "topk" || name == "sort" ? make_tuple({Value::object(values), Value::object(indices)})
+                                               : Value::object(indices);
+    auto& op = record(OpKind::TopK, name, {x}, r, site);
+    op.dims = {static_cast<int>(dim)};
+    op.sizes = {k};
+    index_range_[op.outputs.back()] = (*xs)[dim];
+    return r;
+  }
+  if (name == "where" && args.positional.size() + (method ? 1 : 0) == 1) {
+    // torch.where(cond): indices of the true entries, as many as the routing selects.
+    auto* cs = shape_of(x);
+    if (!cs) return record_unknown(in, "where", inputs, "condition shape unknown", site);
+    int cid = id_of(std::static_pointer_cast<TensorObj>(x.obj));
+    double fraction = true_fraction_.count(cid) ? true_fraction_[cid] : 0.5;
+    int64_t total = 1;
+    for (auto d : *cs) total *= d;
+    int64_t count = std::max<int64_t>(1, static_cast<int64_t>(std::llround(static_cast<double>(total) * fraction)));
+    std::vector<Value> parts;
+    for (size_t i = 0; i < cs->size(); ++i) parts.push_back(Value::object(make(in, {count}, "int64", site)));
+    Value r = make_tuple(parts);
+    auto& op = record(OpKind::Create, "where", {x}, r, site);
+    for (int o : op.outputs) {
+      flow_->tensors[o].data_dependent = true;
+    }
+    for (size_t i = 0; i < cs->size(); ++i) index_range_[op.outputs[i]] = (*cs)[i];
+    return r;
+  }
+  if (name == "where") {
+    Value cond = method ? arg(0, "condition") : arg(0, "condition");
+    std::vector<Value> ops = inputs;
+    auto* a = shape_of(arg(method ? 0 : 1, "input")), *b = shape_of(arg(method ? 1 : 2, "other"));
+    const std::vector<int64_t>* s = a ? a : b;
+    if (!s) return record_unknown(in, "where", inputs, "operand shapes unknown", site);
+    auto out = *s;
+    for (auto* other : {a, b, shape_of(cond)})
+      if (other && other->size() == out.size())
+        for (size_t i = 0; i < out.size(); ++i) out[i] = std::max(out[i], (*other)[i]);
+    Value r = Value::object(make(in, out, "float32", site));
+    record(OpKind::Unary, "where", ops, r, site);
+    return r;
+  }
+  if (name == "one_hot") {
+    auto* xs = shape_of(x);
+    auto c = int_arg(args, 1, "num_classes");
+    if (!xs || !c) return record_unknown(in, "one_hot", inputs, "one_hot shape unknown", site);
+    auto out = *xs;
+    out.push_back(*c);
+    Value r = Value::object(make(in, out, "int64", site));
+    record(OpKind::Create, "one_hot", {x}, r, site);
+    return r;
+  }
+  if (name == "cat" || name == "concat" || name == "stack") {
+    std::vector<Value> parts;
+    collect_tensors(arg(0, "tensors"), parts);
+    int64_t dim = int_arg(args, 1, "dim").value_or(0);
+    if (parts.empty() || !shape_of(parts[0])) return record_unknown(in, name, parts, "operand shapes unknown", site);
+    auto out = *shape_of(parts[0]);
+    bool stack = name == "stack";
+    int64_t d = norm_dim(dim, out.size() + (stack ? 1 : 0));
+    if (stack) out.insert(out.begin() + d, static_cast<int64_t>(parts.size()));
+    else {
+      out[d] = 0;
+      for (auto& p : parts) {
+        auto* s = shape_of(p);
+        if (!s || s->size() != out.size()) return record_unknown(in, name, parts, "operand shapes unknown", site);
+        out[d] += (*s)[d];
+      }
+    }
+    Value r = Value::object(make(in, out, parts[0].as<TensorObj>()->dtype, site));
+    auto& op = record(stack ? OpKind::Reshape : OpKind::Concat, name, parts, r, site);
+    op.dims = {static_cast<int>(d)};
+    if (stack) op.kind = OpKind::Concat, op.sizes = {1};
+    return r;
+  }
+  if (name == "split" || name == "chunk" || name == "unbind" || name == "tensor_split") {
+    auto* xs = shape_of(x);
+    if (!xs) return record_unknown(in, name, inputs, name + " input shape unknown", site);
+    int64_t dim = norm_dim(int_arg(args, name == "unbind" ? a0 : a0 + 1, "dim").value_or(0), xs->size());
+    if (dim < 0 || dim >= static_cast<int64_t>(xs->size())) return record_unknown(in, name, inputs, "dim out of range", site);
+    int64_t n = (*xs)[dim];
+    std::vector<int64_t> sizes;
+    if (name == "unbind") sizes.assign(n, 1);
+    else if (name == "chunk") {
+      int64_t k = int_arg(args, a0, "chunks").value_or(1);
+      int64_t each = (n + k - 1) / k;
+      for (int64_t at = 0; at < n; at += each) sizes.push_back(std::min(each, n - at));
+    } else {
+      Value s = arg(a0, name == "split" ? "split_size_or_sections" : "sections");
+      if (s.is_int()) {
+        int64_t each = s.as_int();
+        if (name == "tensor_split") {
+          int64_t k = each;
+          each = (n + k - 1) / k;
+        }
+        for (int64_t at = 0; at < n && each > 0; at += each) sizes.push_back(std::min(each, n - at));
+      } else if (auto* l = TupleView::of(s)) {
+        for (auto& item : l->items) sizes.push_back(item.is_int() ? item.as_int() : 0);
+      }
+    }
+    if (sizes.empty()) return record_unknown(in, name, inputs, "split sizes unknown", site);
+    std::vector<Value> parts;
+    for (auto sz : sizes) {
+      auto out = *xs;
+      if (name == "unbind") out.erase(out.begin() + dim);
+      else out[dim] = sz;
+      parts.push_back(Value::object(make(in, out, x.as<TensorObj>()->dtype, site)));
+    }
+    Value r = make_tuple(parts);
+    auto& op = record(OpKind::Split, name, {x}, r, site);
+    op.dims = {static_cast<int>(dim)};
+    op.sizes = sizes;
+    op.linear = name == "unbind";  // the split dim disappears
+    return r;
+  }
+  if (name == "repeat_interleave") {
+    auto* xs = shape_of(x);
+    auto reps = int_arg(args, a0, "repeats");
+    auto dim = int_arg(args, a0 + 1, "dim");
+    if (!xs || !reps || !dim) return record_unknown(in, name, inputs, "repeat_interleave arguments unknown", site);
+    auto out = *xs;
+    int64_t d = norm_dim(*dim, out.size());
+    out[d] *= *reps;
+    Value r = Value::object(make(in, out, x.as<TensorObj>()->dtype, site));
+    auto& op = record(OpKind::Repeat, name, {x}, r, site);
+    op.dims = {static_cast<int>(d)};
+    op.sizes = {*reps};
+    return r;
+  }
+  if (name == "index_add" || name == "index_add_" || name == "scatter_add" || name == "scatter_add_" ||
+      name == "index_put_" || name == "index_copy_" || name == "scatter_" || name == "scatter") {
+    Value r = method && name.back() == '_' ? fn.self : Value::object(make(in, shape_of(x) ? *shape_of(x) : std::vector<int64_t>{}, x.as<TensorObj>()->dtype, site));
+    auto& op = record(OpKind::Accumulate, name, inputs, r, site);
+    op.dims = {static_cast<int>(int_arg(args, a0, "dim").value_or(0))};
+    op.linear = name.find("add") != std::string::npos;
+    return r;
+  }
+  if (name == "gather" || name == "index_select") {
+    Value r = call_original();
+    auto* xs = shape_of(x);
+    auto idx = argument(args, a0 + 1, "index");
+    if (xs && idx && shape_of(*idx)) {
+      int64_t d = norm_dim(int_arg(args, a0, "dim").value_or(0), xs->size());
+      auto out = *xs;
+      if (name == "index_select") out[d] = (*shape_of(*idx))[0];
+      else out = *shape_of(*idx);
+      r = Value::object(make(in, out, x.as<TensorObj>()->dtype, site));
+      auto& op = record(OpKind::Gather, name, inputs, r, site);
+      op.dims = {static_cast<int>(d)};
+      return r;
+    }
+    return record_unknown(in, name, inputs, name + " shapes unknown", site);
+  }
+
+  if ((kUnaryNames.count(name) || kScaleNames.count(name)) && shape_of(x)) {
+    // Elementwise: the shape of the tensor operand (F.gelu and friends return unknown shapes during
+    // extraction; while tracing they are computed here).
+    std::vector<Value> extra(inputs.begin() + 1, inputs.end());
+    Value r = same_shape(in, kScaleNames.count(name) ? OpKind::Scale : OpKind::Unary, name, x, extra, site);
+    if (name.back() == '_' && method) {
+      // In place: the receiver now holds the result.
+      version_[x.as<TensorObj>()] = flow_->ops.back().outputs[0];
+      return x;
+    }
+    return r;
+  }
+  // Everything else: the original shape logic, then classify.
+  Value r = call_original();
+  std::vector<Value> outs;
+  collect_tensors(r, outs);
+  if (outs.empty()) return r;
+  if (kCreateNames.count(name)) {
+    record(OpKind::Create, name, inputs, r, site);
+    return r;
+  }
+  bool out_known = shape_of(outs[0]) != nullptr;
+  if (!out_known || !shape_of(x)) {
+    std::string why = outs[0].as<TensorObj>()->why ? outs[0].as<TensorObj>()->why->reason : name + "() output shape unknown";
+    record(OpKind::Unknown, name, inputs, r, site).detail = why;
+    return r;
+  }
+  const auto& xs = *shape_of(x);
+  const auto& os = *shape_of(outs[0]);
+  if (kReshapeNames.count(name)) {
+    record(OpKind::Reshape, name, inputs, r, site);
+    return r;
+  }
+  if (name == "transpose" || name == "swapaxes" || name == "t" || name == "permute" || name == "movedim") {
+    std::vector<int> order(xs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    if (name == "permute") {
+      std::vector<Value> dims = args.positional;
+      if (dims.size() == 1 && TupleView::of(dims[0])) dims = TupleView::of(dims[0])->items;
+      for (size_t i = 0; i < dims.size() && i < order.size(); ++i)
+        order[i] = static_cast<int>(norm_dim(dims[i].is_int() ? dims[i].as_int() : static_cast<int64_t>(i), xs.size()));
+    } else if (name == "t") {
+      if (order.size() == 2) std::swap(order[0], order[1]);
+    } else {
+      int64_t a = norm_dim(int_arg(args, 0, "dim0").value_or(0), xs.size());
+      int64_t b = norm_dim(int_arg(args, 1, "dim1").value_or(1), xs.size());
+      if (a >= 0 && b >= 0 && a < static_cast<int64_t>(order.size()) && b < static_cast<int64_t>(order.size()))
+        std::swap(order[a], order[b]);
+    }
+    record(OpKind::Permute, name, inputs, r, site).dims = order;
+    return r;
+  }
+  if (name == "expand" || name == "expand_as" || name == "repeat" || name == "broadcast_to") {
+    auto& op = record(OpKind::Repeat, name, inputs, r, site);
+    for (size_t i = 0; i < os.size(); ++i) {
+      size_t j = i + xs.size() - os.size();
+      if (i + xs.size() < os.size() || xs[j] != os[i]) op.dims.push_back(static_cast<int>(i));
+    }
+    op.sizes = {0};
+    return r;
+  }
+  if (kReduceLinear.count(name) || kReduceOther.count(name)) {
+    auto& op = record(OpKind::Reduce, name, {x}, r, site);
+    op.linear = kReduceLinear.count(name) > 0;
+    const Value* d = argument(args, a0, "dim");
+    if (!d || d->is_none()) {
+      for (size_t i = 0; i < xs.size(); ++i) op.dims.push_back(static_cast<int>(i));
+    } else if (auto* l = TupleView::of(*d)) {
+      for (auto& item : l->items)
+        if (item.is_int()) op.dims.push_back(static_cast<int>(norm_dim(item.as_int(), xs.size())));
+    } else if (d->is_int()) {
+      op.dims.push_back(static_cast<int>(norm_dim(d->as_int(), xs.size())));
+    }
+    return r;
+  }
+  if (kScaleNames.count(name) && os == xs) {
+    record(OpKind::Scale, name, inputs, r, site);
+    return r;
+  }
+  if ((name == "mul" || name == "div" || name == "add" || name == "sub" || name == "mul_" || name == "add_" ||
+       name == "div_" || name == "sub_")) {
+    bool both = inputs.size() >= 2;
+    OpKind k = name[0] == 'a' || name[0] == 's' ? (both ? OpKind::Add : OpKind::Unary) : (both ? OpKind::Mul : OpKind::Scale);
+    record(k, name, inputs, r, site);
+    return r;
+  }
+  if (kUnaryNames.count(name) && os == xs) {
+    record(OpKind::Unary, name, inputs, r, site);
+    return r;
+  }
+  record(OpKind::Unknown, name, inputs, r, site).detail = name + "() is not modelled by the planner";
+  return r;
+}
+
+Value ForwardTracer::binary(Interpreter& in, const std::string& op, const Value& a, const Value& b,
+                            const ir::Span& site) {
+  if (op == "@") return matmul(in, "@", a, b, site);
+  const NativeFn* f = in.method("tensor", "__binary__");
+  CallArgs args{{a, b, Value::str(op)}, {}};
+  Value r = (*f)(in, Value(), args, site);
+  if (!r.as<TensorObj>()) return r;
+  std::vector<Value> inputs;
+  if (a.as<TensorObj>()) inputs.push_back(a);
+  if (b.as<TensorObj>()) inputs.push_back(b);
+  OpKind kind;
+  static const std::set<std::string> comparisons = {"<", "<=", ">", ">=", "==", "!="};
+  if (comparisons.count(op) || op == "&" || op == "|" || op == "^") kind = OpKind::Unary;
+  else if (op == "+" || op == "-") kind = inputs.size() == 2 ? OpKind::Add : OpKind::Unary;
+  else if (op == "*" || op == "/") kind = inputs.size() == 2 ? OpKind::Mul : (op == "/" && !a.as<TensorObj>() ? OpKind::Unary : OpKind::Scale);
+  else kind = OpKind::Unary;  // **, //, %
+  auto& rec = record(kind, op, inputs, r, site);
+  if (op == "==" && inputs.size() == 1) {
+    // Comparing routing indices with one expert id: true for 1/range of the entries.
+    int src = rec.inputs[0];
+    if (index_range_.count(src) && index_range_[src] > 0) true_fraction_[rec.outputs[0]] = 1.0 / static_cast<double>(index_range_[src]);
+  }
+  return r;
+}
+
+Value ForwardTracer::unary(Interpreter& in, const std::string& op, const Value& v, const ir::Span& site) {
+  const NativeFn* f = in.method("tensor", "__unary__");
+  CallArgs args{{v, Value::str(op)}, {}};
+  Value r = (*f)(in, v, args, site);
+  if (r.as<TensorObj>()) record(op == "-" || op == "+" ? OpKind::Scale : OpKind::Unary, op, {v}, r, site);
+  return r;
+}
+
+Value ForwardTracer::subscript(Interpreter& in, const Value& target, const Value& index, const ir::Span& site) {
+  const NativeFn* f = in.method("tensor", "__getitem__");
+  std::vector<Value> items;
+  if (index.kind == Value::Kind::Obj && index.obj->kind == ObjKind::Tuple) items = TupleView::of(index)->items;
+  else items.push_back(index);
+  std::vector<Value> index_tensors;
+  for (auto& it : items) collect_tensors(it, index_tensors);
+  auto* ts = shape_of(target);
+  if (!index_tensors.empty()) {
+    // Advanced indexing with data-dependent indices: gathers rows (routing tokens to an expert).
+    if (!ts) return record_unknown(in, "[]", {target}, "indexed tensor shape unknown", site);
+    std::vector<int64_t> out;
+    size_t dim = 0;
+    int gather_dim = -1;
+    bool first_index = true;
+    for (auto& it : items) {
+      if (it.is_none()) { out.push_back(1); continue; }
+      if (auto* t = it.as<TensorObj>()) {
+        if (first_index && t->shape) {
+          out.insert(out.end(), t->shape->begin(), t->shape->end());
+          gather_dim = static_cast<int>(dim);
+          first_index = false;
+        }
+        ++dim;
+        continue;
+      }
+      if (it.as<SliceObj>()) { out.push_back(dim < ts->size() ? (*ts)[dim] : 1); ++dim; continue; }
+      if (it.is_int()) { ++dim; continue; }
+      return record_unknown(in, "[]", {target}, "index kind not modelled", site);
+    }
+    while (dim < ts->size()) out.push_back((*ts)[dim++]);
+    Value r = Value::object(make(in, out, target.as<TensorObj>()->dtype, site));
+    std::vector<Value> inputs{target};
+    inputs.insert(inputs.end(), index_tensors.begin(), index_tensors.end());
+    auto& op = record(OpKind::Gather, "[]", inputs, r, site);
+    op.dims = {gather_dim < 0 ? 0 : gather_dim};
+    for (int o : op.outputs) flow_->tensors[o].data_dependent = true;
+    return r;
+  }
+  CallArgs args{{index}, {}};
+  Value r = (*f)(in, target, args, site);
+  if (!r.as<TensorObj>()) return r;
+  auto* rs = shape_of(r);
+  if (!ts || !rs) {
+    record(OpKind::Unknown, "[]", {target}, r, site).detail = "indexing with unknown shapes";
+    return r;
+  }
+  // Basic indexing: None / full slices / ints reshape; a partial slice of one dim keeps a part.
+  int sliced_dim = -1;
+  size_t dim = 0;
+  bool reshape_only = true;
+  for (auto& it : items) {
+    if (it.is_none()) continue;
+    if (it.kind == Value::Kind::Ellipsis) {
+      size_t consumed = 0;
+      for (auto& other : items)
+        if (!other.is_none() && other.kind != Value::Kind::Ellipsis) ++consumed;
+      dim += ts->size() - consumed;
+      continue;
+    }
+    if (auto* s = it.as<SliceObj>()) {
+      bool full = s->lower.is_none() && s->upper.is_none() && (s->step.is_none() || (s->step.is_int() && s->step.as_int() == 1));
+      if (!full) {
+        if (sliced_dim >= 0) reshape_only = false;
+        sliced_dim = static_cast<int>(dim);
+      }
+      ++dim;
+      continue;
+    }
+    if (it.is_int()) {
+      if ((*ts)[dim] != 1) {
+        if (sliced_dim >= 0) reshape_only = false;
+        sliced_dim = static_cast<int>(dim);
+      }
+      ++dim;
+      continue;
+    }
+    reshape_only = false;
+  }
+  if (!reshape_only) {
+    record(OpKind::Unknown, "[]", {target}, r, site).detail = "indexing several dims at once";
+    return r;
+  }
+  if (sliced_dim < 0) {
+    record(OpKind::Reshape, "[]", {target}, r, site);
+    return r;
+  }
+  // A slice of one dim: like taking one part of a split (then a reshape for ints / None).
+  auto part = *ts;
+  bool int_index = false;
+  for (auto& it : items)
+    if (it.is_int()) int_index = true;
+  int64_t kept = 1;
+  if (!int_index) {
+    // find the kept size from the result: dims match except the sliced one (and Nones)
+    size_t ri = 0, ti = 0;
+    for (auto& it : items) {
+      if (it.is_none()) { ++ri; continue; }
+      if (static_cast<int>(ti) == sliced_dim) kept = (*rs)[ri];
+      ++ri;
+      ++ti;
+    }
+  }
+  part[sliced_dim] = kept;
+  Value piece = Value::object(make(in, part, target.as<TensorObj>()->dtype, site));
+  auto& op = record(OpKind::Split, "[]", {target}, make_tuple({piece}), site);
+  op.dims = {sliced_dim};
+  op.sizes = {kept, (*ts)[sliced_dim] - kept};
+  if (part != *rs) record(OpKind::Reshape, "[]", {piece}, r, site);
+  else {
+    // The piece is the result.
+    flow_->tensors[op.outputs[0]].shape = *rs;
+    version_[r.as<TensorObj>()] = op.outputs[0];
+    keep_alive_.push_back(std::static_pointer_cast<TensorObj>(r.obj));
+  }
+  return r;
+}
+
+void ForwardTracer::set_item(Interpreter& in, const Value& target, const Value& index, const Value& value,
+                             const ir::Span& site) {
+  std::vector<Value> inputs{target};
+  collect_tensors(index, inputs);
+  if (value.as<TensorObj>()) inputs.push_back(value);
+  auto& op = record(OpKind::Accumulate, "[]=", inputs, target, site);
+  op.dims = {0};
+  op.linear = true;
+}
+
+std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const {
+  // The first op that reads the placeholder decides what it is.
+  for (auto& op : flow_->ops) {
+    if (op.kind == OpKind::Call) continue;
+    if (std::find(op.inputs.begin(), op.inputs.end(), p.id) == op.inputs.end()) continue;
+    auto weight_shape = [&](size_t i) -> const std::vector<int64_t>* {
+      if (i < op.inputs.size() && flow_->tensors[op.inputs[i]].parameter >= 0) return &flow_->tensors[op.inputs[i]].shape;
+      return nullptr;
+    };
+    auto& mod = model_.modules[op.module];
+    if (op.kind == OpKind::Embedding || op.name == "Embedding") {
+      shape = {workload_.batch, workload_.tokens};
+      dtype = "int64";
+      return "token ids for " + (mod.name.empty() ? std::string("the root") : mod.name);
+    }
+    const std::vector<int64_t>* w = weight_shape(1);
+    if ((op.name == "Linear" || op.name == "F.linear") && w) {
+      shape = {workload_.batch, workload_.tokens, (*w)[1]};
+      return "features for " + mod.name;
+    }
+    if (op.name.find("onv") != std::string::npos && w) {
+      size_t spatial = w->size() - 2;
+      shape = {workload_.batch, (*w)[1]};
+      for (size_t i = 0; i < spatial; ++i) shape.push_back(spatial == 1 ? workload_.tokens : workload_.spatial[i % 2]);
+      return "image-like input for " + mod.name;
+    }
+    if ((op.name == "LayerNorm" || op.name == "RMSNorm") && w) {
+      shape = {workload_.batch, workload_.tokens, (*w)[0]};
+      return "features for " + mod.name;
+    }
+  }
+  return "";
+}
+
+void ForwardTracer::run(const std::shared_ptr<InstanceObj>& root, std::vector<Placeholder>& inputs) {
+  version_.clear();
+  keep_alive_.clear();
+  true_fraction_.clear();
+  index_range_.clear();
+  flow_->tensors.clear();
+  flow_->ops.clear();
+  flow_->inputs.clear();
+  flow_->outputs.clear();
+  CallArgs args;
+  for (auto& p : inputs) {
+    p.id = id_of(p.tensor);
+    flow_->inputs.push_back(p.id);
+    args.positional.push_back(Value::object(p.tensor));
+  }
+  module_stack_ = {0};
+  Value out = module_call(interp_, Value::object(root), args, root->module ? root->module->span : ir::Span{});
+  std::vector<Value> outs;
+  collect_tensors(out, outs);
+  for (auto& v : outs) flow_->outputs.push_back(id_of(std::static_pointer_cast<TensorObj>(v.obj)));
+}
+
+void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload) {
+  workload_ = workload;
+  flow_ = &model_.dataflow;
+  *flow_ = ir::Dataflow();
+  const Value* forward = root->cls->lookup("forward");
+  auto* fn = forward ? forward->as<FunctionObj>() : nullptr;
+  if (!fn) {
+    flow_->error = root->cls->name + " has no forward() the front end can read";
+    return;
+  }
+  std::vector<Placeholder> inputs;
+  bool first = true;
+  for (auto& p : fn->def->params) {
+    if (p.kind != ParamKind::Normal) continue;
+    if (first) { first = false; continue; }  // self
+    if (p.default_value) break;              // optional inputs (masks, labels) stay at their defaults
+    inputs.push_back({p.name, interp_.new_tensor(std::nullopt, {}), -1});
+  }
+  // Pass 1: find what each input is from its first use; pass 2: trace with those shapes.
+  run(root, inputs);
+  interp_.take_exception("Exception");
+  bool all_known = true;
+  for (auto& p : inputs) {
+    std::vector<int64_t> shape;
+    std::string dtype = "float32";
+    std::string what = infer_input(p, shape, dtype);
+    if (what.empty()) {
+      all_known = false;
+      flow_->notes.push_back("could not tell the shape of forward input '" + p.name + "' from its first use");
+      continue;
+    }
+    p.tensor = interp_.new_tensor(shape, {});
+    p.tensor->dtype = dtype;
+    std::string s;
+    for (auto d : shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
+    flow_->input_descriptions.push_back(p.name + ": [" + s + "] " + dtype + " (" + what + ")");
+  }
+  // Keep pass 1's notes about inputs; what pass 1 noted while tracing is noted again by pass 2.
+  std::vector<std::string> input_notes;
+  for (auto& n : flow_->notes)
+    if (n.rfind("could not tell", 0) == 0) input_notes.push_back(n);
+  flow_->notes = input_notes;
+  run(root, inputs);
+  if (interp_.exception_pending()) {
+    flow_->error = "forward() raised while tracing";
+    interp_.take_exception("Exception");
+  }
+  flow_->traced = all_known && flow_->error.empty();
+  if (!all_known && flow_->error.empty()) flow_->error = "input shapes unknown";
+}
+
+}  // namespace shardlens::python

@@ -1,0 +1,227 @@
+// `shardlens plan FILE [--model EXPR] --mesh RxC [--mesh ...] [--strategy auto|tensor] [--batch N]
+//   [--seq N] [--phase prefill|decode] [--dtype bf16|fp32|bfp8] [--hardware wormhole|blackhole]
+//   [--format text|json] [--spatial HxW] [--pin PARAM=LAYOUT] [--pin-output MODULE=LAYOUT] [--pins-only]`
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "cli.h"
+#include "plan/plan.h"
+#include "plan/plan_output.h"
+#include "python/extractor.h"
+#include "python/value_locator.h"
+
+namespace shardlens::cli {
+namespace {
+
+const char* kPlanUsage =
+    "usage: shardlens plan FILE [--model EXPR] [--mesh RxC|PRESET ...] [--strategy auto|tensor]\n"
+    "                      [--batch N] [--seq N] [--phase prefill|decode] [--dtype bf16|fp32|bfp8]\n"
+    "                      [--hardware wormhole|blackhole] [--format text|json] [--spatial HxW]\n"
+    "                      [--pin PARAM=replicated|shard:D ...] [--pin-output MODULE=replicated|shard:D ...] [--pins-only]\n";
+
+std::optional<int64_t> positive(const std::string& flag, const std::string& v) {
+  size_t used = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != v.size() || x <= 0) {
+    std::fprintf(stderr, "shardlens plan: %s must be a positive integer, not '%s'\n", flag.c_str(), v.c_str());
+    return std::nullopt;
+  }
+  return x;
+}
+
+bool valid_layout(const std::string& s) {
+  if (s == "replicated" || s == "partial") return true;
+  if (s.rfind("shard:", 0) != 0 || s.size() == 6) return false;
+  for (size_t i = 6; i < s.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return true;
+}
+
+}  // namespace
+
+int run_plan(const std::vector<std::string>& args) {
+  std::string file, model_expr, format = "text";
+  plan::PlanOptions options;
+  python::TraceWorkload trace;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    std::string inline_value;
+    bool has_inline = false;
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos && a.rfind("--pin", 0) != 0) {
+      inline_value = a.substr(a.find('=') + 1);
+      a = a.substr(0, a.find('='));
+      has_inline = true;
+    }
+    auto value = [&]() -> std::optional<std::string> {
+      if (has_inline) return inline_value;
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "shardlens plan: %s needs a value\n%s", a.c_str(), kPlanUsage);
+        return std::nullopt;
+      }
+      return args[++i];
+    };
+    if (a == "--model") {
+      auto v = value();
+      if (!v) return 2;
+      model_expr = *v;
+    } else if (a == "--mesh") {
+      auto v = value();
+      if (!v) return 2;
+      std::string error;
+      auto m = plan::parse_mesh(*v, error);
+      if (!m) {
+        std::fprintf(stderr, "shardlens plan: %s\n", error.c_str());
+        return 2;
+      }
+      options.meshes.push_back(*m);
+    } else if (a == "--strategy") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v == "auto") options.strategy = plan::StrategyMode::Auto;
+      else if (*v == "tensor") options.strategy = plan::StrategyMode::Tensor;
+      else {
+        std::fprintf(stderr, "shardlens plan: --strategy must be auto or tensor, not '%s'\n", v->c_str());
+        return 2;
+      }
+    } else if (a == "--batch" || a == "--seq") {
+      auto v = value();
+      if (!v) return 2;
+      auto n = positive(a, *v);
+      if (!n) return 2;
+      (a == "--batch" ? options.workload.batch : options.workload.seq) = *n;
+    } else if (a == "--phase") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v == "prefill") options.workload.phase = plan::Phase::Prefill;
+      else if (*v == "decode") options.workload.phase = plan::Phase::Decode;
+      else {
+        std::fprintf(stderr, "shardlens plan: --phase must be prefill or decode, not '%s'\n", v->c_str());
+        return 2;
+      }
+    } else if (a == "--dtype") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v != "bf16" && *v != "fp32" && *v != "bfp8") {
+        std::fprintf(stderr, "shardlens plan: --dtype must be bf16, fp32 or bfp8, not '%s'\n", v->c_str());
+        return 2;
+      }
+      options.workload.dtype = *v;
+    } else if (a == "--hardware") {
+      auto v = value();
+      if (!v) return 2;
+      options.hardware = plan::find_hardware(*v);
+      if (!options.hardware) {
+        std::fprintf(stderr, "shardlens plan: --hardware must be wormhole or blackhole, not '%s'\n", v->c_str());
+        return 2;
+      }
+    } else if (a == "--format") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v != "text" && *v != "json") {
+        std::fprintf(stderr, "shardlens plan: --format must be text or json, not '%s'\n", v->c_str());
+        return 2;
+      }
+      format = *v;
+    } else if (a == "--spatial") {
+      auto v = value();
+      if (!v) return 2;
+      auto x = v->find('x');
+      auto h = x == std::string::npos ? std::nullopt : positive(a, v->substr(0, x));
+      auto w = h ? positive(a, v->substr(x + 1)) : std::nullopt;
+      if (!h || !w) {
+        std::fprintf(stderr, "shardlens plan: --spatial must be HxW with positive integers, e.g. 64x64\n");
+        return 2;
+      }
+      trace.spatial[0] = *h;
+      trace.spatial[1] = *w;
+    } else if (a == "--pin" || a == "--pin-output") {
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "shardlens plan: %s needs NAME=LAYOUT\n", a.c_str());
+        return 2;
+      }
+      std::string v = args[++i];
+      auto eq = v.find('=');
+      if (eq == std::string::npos || !valid_layout(v.substr(eq + 1))) {
+        std::fprintf(stderr, "shardlens plan: %s takes NAME=LAYOUT with LAYOUT replicated, partial or shard:D, not '%s'\n", a.c_str(), v.c_str());
+        return 2;
+      }
+      (a == "--pin" ? options.pinned_parameters : options.pinned_outputs)[v.substr(0, eq)] = v.substr(eq + 1);
+    } else if (a == "--pins-only") {
+      options.evaluate_pins_only = true;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "shardlens plan: unknown option '%s'\n%s", a.c_str(), kPlanUsage);
+      return 2;
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      std::fprintf(stderr, "shardlens plan: more than one FILE given ('%s', '%s')\n", file.c_str(), a.c_str());
+      return 2;
+    }
+  }
+  if (file.empty()) {
+    std::fputs(kPlanUsage, stderr);
+    return 2;
+  }
+  if (options.meshes.empty()) {
+    std::string error;
+    options.meshes.push_back(*plan::parse_mesh("t3k", error));
+  }
+  std::string text, error;
+  if (!read_file(file, text, error)) {
+    std::fprintf(stderr, "shardlens plan: %s\n", error.c_str());
+    return 1;
+  }
+  if (text.find('\0') != std::string::npos) {
+    std::fprintf(stderr, "shardlens plan: '%s' is not a text file (it contains NUL bytes)\n", file.c_str());
+    return 1;
+  }
+  python::ModelExtractor extractor(text, file);
+  python::ExtractOptions extract;
+  extract.model_expression = model_expr;
+  extract.trace_forward = true;
+  trace.batch = options.workload.batch;
+  trace.tokens = options.workload.tokens_per_forward();
+  extract.workload = trace;
+  auto extracted = extractor.extract(extract);
+  if (!extracted.ok) {
+    std::fprintf(stderr, "shardlens plan: %s: %s\n", file.c_str(), extracted.error.c_str());
+    return 1;
+  }
+  for (auto& [name, layout] : options.pinned_parameters) {
+    bool known = false;
+    for (auto& p : extracted.model.parameters) known |= p.name == name;
+    if (!known) {
+      std::fprintf(stderr, "shardlens plan: --pin %s: the model has no parameter of that name\n", name.c_str());
+      return 2;
+    }
+  }
+  for (auto& [name, layout] : options.pinned_outputs) {
+    bool known = false;
+    for (auto& m : extracted.model.modules) known |= m.name == name;
+    if (!known) {
+      std::fprintf(stderr, "shardlens plan: --pin-output %s: the model has no module of that name\n", name.c_str());
+      return 2;
+    }
+  }
+  options.locate = [&text](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
+    ir::Span s = python::locate_value(text, keys, value);
+    return s.valid() ? s : fallback;
+  };
+  auto result = plan::plan_model(extracted.model, options);
+  if (!result.ok) {
+    std::fprintf(stderr, "shardlens plan: %s: %s\n", file.c_str(), result.error.c_str());
+    return 1;
+  }
+  if (format == "json") std::cout << plan::to_json(result, extracted.model, options).dump(2) << "\n";
+  else std::cout << plan::to_text(result, extracted.model, options);
+  return 0;
+}
+
+}  // namespace shardlens::cli
