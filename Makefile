@@ -29,6 +29,7 @@ test-asan: setup
 
 bench: build
 	@$(BUILD)/shardlens_bench_extract
+	@$(BUILD)/shardlens_bench_plan bench/models
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan

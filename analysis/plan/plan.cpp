@@ -213,7 +213,16 @@ std::string layout_why(const std::string& layout, const std::string& kind_of_op)
 
 }  // namespace
 
-PlanResult plan_model(const ir::ModelIR& model, const PlanOptions& options_in) {
+Planner::Planner() : solver_(std::make_unique<AxisSolver>()) {}
+Planner::~Planner() = default;
+size_t Planner::memo_entries() const { return solver_->memo_size(); }
+
+PlanResult plan_model(const ir::ModelIR& model, const PlanOptions& options) {
+  Planner planner;
+  return planner.plan(model, options);
+}
+
+PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in) {
   auto t0 = std::chrono::steady_clock::now();
   PlanResult result;
   PlanOptions options = options_in;
@@ -225,7 +234,9 @@ PlanResult plan_model(const ir::ModelIR& model, const PlanOptions& options_in) {
     return result;
   }
   auto prep = prepare(model);
-  AxisSolver solver;
+  // Bounded memory: a long editing session must not grow the memo without limit.
+  if (solver_->memo_size() > 200000) solver_->clear();
+  AxisSolver& solver = *solver_;
   MeshPlanner planner(model, *prep, options, solver);
   planner.index_experts();
   for (auto& n : flow.notes) result.notes.push_back(n);
@@ -262,7 +273,8 @@ PlanResult plan_model(const ir::ModelIR& model, const PlanOptions& options_in) {
       }
       Context two = base;
       two.n = mesh.rows * mesh.cols;
-      two.topology = Topology::Line;  // collectives over both axes, costed as one line of all devices
+      two.rows = mesh.rows;
+      two.row_topology = mesh.row_topology;
       modes.push_back(planner.run("2-D tensor parallel over ('batch', 'model')", two, {"batch", "model"}));
     }
     int best = -1;
@@ -364,13 +376,14 @@ PlanResult plan_model(const ir::ModelIR& model, const PlanOptions& options_in) {
         a.name = alt.name;
         a.feasible = s.feasible;
         if (!s.feasible) {
-          a.why_rejected = "not possible here";
+          a.why_rejected = options.pinned_parameters.empty() && options.pinned_outputs.empty() ? "no layout of this kind exists for this model"
+                                                                                                 : "not possible under the pinned layouts";
           if (alt.experts == kTagExpertAllToAll)
             a.why_rejected = "needs the tokens split over the axis: " + std::to_string(options.workload.batch * options.workload.tokens_per_forward()) +
                              " token(s) per forward cannot be divided over " + std::to_string(chosen.ctx.n) + " devices";
           if (alt.sharded_norms && options.workload.phase == Phase::Decode)
             a.why_rejected = "decode runs 1 token per sequence: there is no sequence to split";
-          if (alt.name == "data parallel") a.why_rejected = "batch " + std::to_string(options.workload.batch) + " does not divide " + std::to_string(chosen.ctx.n);
+
           mp.alternatives.push_back(a);
           continue;
         }

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -118,7 +119,24 @@ struct PlanResult {
   double plan_ms = 0;
 };
 
-// Plans every mesh. Thread-compatible; keeps no global state.
+namespace detail {
+class AxisSolver;
+}
+
+// Keeps solved module bodies between calls (keyed by body content, entry layouts, mesh axis and
+// workload), so that re-planning after an edit solves only the classes whose content changed.
+class Planner {
+ public:
+  Planner();
+  ~Planner();
+  PlanResult plan(const ir::ModelIR& model, const PlanOptions& options);
+  size_t memo_entries() const;
+
+ private:
+  std::unique_ptr<detail::AxisSolver> solver_;
+};
+
+// One-shot planning (no memo kept).
 PlanResult plan_model(const ir::ModelIR& model, const PlanOptions& options);
 
 }  // namespace shardlens::plan

@@ -247,7 +247,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
                           kTagExpertLocal);
               for (int d = 0; d + 1 < x_rank; ++d) {
                 if (!(flow.tensors[x_tensor].shape[d] % ctx.n == 0 && flow.tensors[x_tensor].shape[d] >= ctx.n)) continue;
-                double a2a = 2 * (ccl_time_us(*ctx.hw, Ccl::AllToAll, ctx.n, ctx.topology, dispatch_bytes) + ctx.ccl_penalty_us);
+                double a2a = 2 * (collective_us(ctx, Ccl::AllToAll, dispatch_bytes) + ctx.ccl_penalty_us);
                 with_inputs(Spec::S(d), Spec::S(d), rmemo->exits[rbest].cost * per_device_active + a2a, Spec::S(d), 3,
                             {rkey, rbest}, kTagExpertAllToAll);
               }
@@ -286,7 +286,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
           n.state = node.state;
           n.cost = node.cost + st.compute_us;
           if (st.extra_count)
-            n.cost += st.extra_count * (ccl_time_us(*ctx.hw, Ccl::AllReduce, ctx.n, ctx.topology, st.extra_bytes) + ctx.ccl_penalty_us);
+            n.cost += st.extra_count * (collective_us(ctx, Ccl::AllReduce, st.extra_bytes) + ctx.ccl_penalty_us);
           bool ok = true;
           for (size_t i = 0; i < op.inputs.size() && ok; ++i) {
             // An input used twice by one op (x * x) takes the first requirement.
@@ -413,7 +413,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
     e.tensor = t;
     e.kind = static_cast<Ccl>(kind);
     e.bytes = bytes;
-    e.time_us = ccl_time_us(*ctx.hw, e.kind, ctx.n, ctx.topology, bytes);
+    e.time_us = collective_us(ctx, e.kind, bytes);
     e.why = why;
     if (statistics) e.origin = op;
     else if (e.kind == Ccl::AllReduce || e.kind == Ccl::ReduceScatter) e.origin = t >= 0 ? partial_origin[t] : -1;

@@ -59,8 +59,12 @@ struct Strat {
 };
 
 struct Context {
-  int n = 1;
+  int n = 1;                         // devices the axis spans (both axes' product for 2-D)
   Topology topology = Topology::Line;
+  // 2-D tensor parallelism over ('batch', 'model'): a collective runs along the columns, then the
+  // rows (the way CCLs over a 2-D mesh decompose); 0 rows = one axis.
+  int rows = 0;
+  Topology row_topology = Topology::Line;
   const Hardware* hw = nullptr;
   Workload workload;
   double activation_scale = 1.0;  // rows axis in data parallel: each row sees 1/rows of the batch
@@ -103,6 +107,8 @@ std::vector<Strat> strategies(const Prepared& prep, int op, const Context& ctx);
 double transition_us(const Prepared& prep, int tensor, Spec from, Spec to, const Context& ctx, int* ccl_kind,
                      double* bytes);
 double tensor_bytes(const Prepared& prep, int tensor, const Context& ctx);
+// Time of one collective of a `bytes` tensor over the context's devices (no decision weight).
+double collective_us(const Context& ctx, Ccl kind, double bytes);
 
 // Per-op decisions of a solved plan (indexes into the op's strategy list; Experts ops: their own
 // strategy kind and the body's decisions).

@@ -63,6 +63,7 @@ uint64_t Context::hash() const {
   mix(std::hash<double>()(memory_lambda));
   mix(std::hash<double>()(ccl_penalty_us));
   mix(unpinned_replicated);
+  mix(static_cast<uint64_t>(rows) * 7 + static_cast<uint64_t>(row_topology));
   std::vector<std::pair<int, uint32_t>> pins;
   for (auto& [k, v] : pinned_params) pins.emplace_back(k, v.code());
   for (auto& [k, v] : pinned_outputs) pins.emplace_back(-1 - k, v.code());
@@ -466,6 +467,21 @@ double tensor_bytes(const Prepared& prep, int t, const Context& ctx) {
   return b;
 }
 
+double collective_us(const Context& ctx, Ccl kind, double bytes) {
+  if (ctx.rows <= 1) return ccl_time_us(*ctx.hw, kind, ctx.n, ctx.topology, bytes);
+  int cols = ctx.n / ctx.rows;
+  // Columns first, then rows. All-gather: gather T/rows along the columns, then T along the rows;
+  // reduce-scatter mirrors it; all-reduce and all-to-all handle the whole tensor on both axes.
+  switch (kind) {
+    case Ccl::AllGather:
+      return ccl_time_us(*ctx.hw, kind, cols, ctx.topology, bytes / ctx.rows) + ccl_time_us(*ctx.hw, kind, ctx.rows, ctx.row_topology, bytes);
+    case Ccl::ReduceScatter:
+      return ccl_time_us(*ctx.hw, kind, ctx.rows, ctx.row_topology, bytes) + ccl_time_us(*ctx.hw, kind, cols, ctx.topology, bytes / ctx.rows);
+    default:
+      return ccl_time_us(*ctx.hw, kind, cols, ctx.topology, bytes) + ccl_time_us(*ctx.hw, kind, ctx.rows, ctx.row_topology, bytes);
+  }
+}
+
 // Gathering a channel-sharded image activation hangs in today's compiler (tt-mlir #8462, VAE
 // all_gather; SHARDING.md §6): such plans are kept only when nothing else exists.
 constexpr double kKnownHangPenaltyUs = 1e9;
@@ -491,7 +507,7 @@ double transition_us(const Prepared& prep, int t, Spec from, Spec to, const Cont
       static_cast<size_t>(from.dim) < prep.roles[t].size() && prep.roles[t][from.dim] == Role::Channels &&
       prep.roles[t].size() >= 4)
     limit = kKnownHangPenaltyUs;
-  return ccl_time_us(*ctx.hw, kind, ctx.n, ctx.topology, b) + ctx.ccl_penalty_us + limit;
+  return collective_us(ctx, kind, b) + ctx.ccl_penalty_us + limit;
 }
 
 namespace {
@@ -513,6 +529,8 @@ double op_time(const Prepared& prep, const ir::Op& op, const std::vector<Spec>& 
                double flops, bool split, const Context& ctx, double extra_bytes = 0) {
   double bytes = extra_bytes;
   for (size_t i = 0; i < op.inputs.size(); ++i) {
+    // A lookup reads the rows it returns, not its whole table.
+    if (op.kind == OpKind::Embedding && prep.model->dataflow.tensors[op.inputs[i]].parameter >= 0) continue;
     double b = tensor_bytes(prep, op.inputs[i], ctx);
     bytes += i < in.size() && in[i].sharded() ? b / ctx.n : b;
   }

@@ -1214,10 +1214,23 @@ void ForwardTracer::set_item(Interpreter& in, const Value& target, const Value& 
 }
 
 std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const {
-  // The first op that reads the placeholder decides what it is.
+  // The first informative op that reads the placeholder, or a tensor computed from it, decides
+  // what it is (a norm written by hand reads x through pow / mean before its weight shows the width).
+  std::vector<char> reached(flow_->tensors.size(), 0);
+  reached[p.id] = 1;
   for (auto& op : flow_->ops) {
     if (op.kind == OpKind::Call) continue;
-    if (std::find(op.inputs.begin(), op.inputs.end(), p.id) == op.inputs.end()) continue;
+    bool reads = false;
+    for (int t : op.inputs) reads |= reached[t] != 0;
+    if (!reads) continue;
+    for (int t : op.outputs) reached[t] = 1;
+    if ((op.kind == OpKind::Mul || op.kind == OpKind::Add) && op.inputs.size() == 2) {
+      for (int t : op.inputs)
+        if (flow_->tensors[t].parameter >= 0 && flow_->tensors[t].shape.size() == 1) {
+          shape = {workload_.batch, workload_.tokens, flow_->tensors[t].shape[0]};
+          return "features scaled by " + model_.parameters[flow_->tensors[t].parameter].name;
+        }
+    }
     auto weight_shape = [&](size_t i) -> const std::vector<int64_t>* {
       if (i < op.inputs.size() && flow_->tensors[op.inputs[i]].parameter >= 0) return &flow_->tensors[op.inputs[i]].shape;
       return nullptr;

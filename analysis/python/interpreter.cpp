@@ -1296,6 +1296,8 @@ Value Interpreter::module_get(InstanceObj& m, const std::string& name, bool& fou
   if (auto* p = ModuleData::find(m.module->parameters, name)) return *p ? Value::object(*p) : Value::none();
   if (auto* b = ModuleData::find(m.module->buffers, name)) return *b ? Value::object(*b) : Value::none();
   if (auto* c = ModuleData::find(m.module->modules, name)) return *c ? Value::object(*c) : Value::none();
+  // nn.Module.training: modules are built in training mode; forward is traced for inference (eval()).
+  if (name == "training") return Value::boolean(tracer_ == nullptr);
   found = false;
   return Value::none();
 }

@@ -11,31 +11,10 @@
 using namespace shardlens;
 using python::ModelExtractor;
 using python::TextEdit;
+using test::find;
+using test::replace_first;
 
 namespace {
-// The position of the first occurrence of `needle` (0-based row and byte column).
-python::TextPosition find(const std::string& text, const std::string& needle) {
-  size_t at = text.find(needle);
-  REQUIRE(at != std::string::npos);
-  python::TextPosition p;
-  for (size_t i = 0; i < at; ++i) {
-    if (text[i] == '\n') {
-      ++p.row;
-      p.column = 0;
-    } else {
-      ++p.column;
-    }
-  }
-  return p;
-}
-
-TextEdit replace_first(const std::string& text, const std::string& from, const std::string& to) {
-  auto start = find(text, from);
-  auto end = start;
-  end.column += static_cast<uint32_t>(from.size());
-  return {start, end, to};
-}
-
 const ir::Parameter& parameter(const ir::ModelIR& m, const std::string& name) {
   for (auto& p : m.parameters)
     if (p.name == name) return p;

@@ -1,0 +1,123 @@
+// Planning time and memory for a 126-layer 405B-class dense model and a 61-layer MoE over the
+// meshes {1x2, 1x8, 2x4, 8x4}: cold (empty memo), and re-planning after an edit to one class.
+// Prints figures; asserts nothing. Targets (issue): < 50 ms cold, < 5 ms re-plan.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+#include "python/extractor.h"
+
+using namespace shardlens;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void run(const std::string& name, const std::string& path, const std::string& edit_from, const std::string& edit_to) {
+  std::string text = read(path);
+  if (text.empty()) {
+    std::printf("%s: cannot read %s\n", name.c_str(), path.c_str());
+    return;
+  }
+  plan::PlanOptions options;
+  for (const char* m : {"1x2", "1x8", "2x4", "8x4"}) {
+    std::string error;
+    options.meshes.push_back(*plan::parse_mesh(m, error));
+  }
+  python::ExtractOptions extract;
+  extract.trace_forward = true;
+
+  python::ModelExtractor extractor(text, path);
+  auto t0 = Clock::now();
+  auto first = extractor.extract(extract);
+  double extract_ms = ms_since(t0);
+  if (!first.ok) {
+    std::printf("%s: extraction failed: %s\n", name.c_str(), first.error.c_str());
+    return;
+  }
+  std::vector<double> cold;
+  plan::PlanResult result;
+  for (int i = 0; i < 5; ++i) {
+    plan::Planner planner;
+    auto t = Clock::now();
+    result = planner.plan(first.model, options);
+    cold.push_back(ms_since(t));
+  }
+  // Re-plan after an edit to one class: the front end re-extracts (timed separately), the planner
+  // keeps its memo of solved bodies.
+  plan::Planner planner;
+  planner.plan(first.model, options);
+  size_t memo_before = planner.memo_entries();
+  std::vector<double> replan, reextract;
+  bool toggled = false;
+  for (int i = 0; i < 5; ++i) {
+    std::string cur = extractor.document().text();
+    const std::string& from = toggled ? edit_to : edit_from;
+    const std::string& to = toggled ? edit_from : edit_to;
+    size_t at = cur.find(from);
+    if (at == std::string::npos) break;
+    python::TextPosition p;
+    for (size_t k = 0; k < at; ++k) {
+      if (cur[k] == '\n') { ++p.row; p.column = 0; } else { ++p.column; }
+    }
+    extractor.apply_edit({p, {p.row, p.column + static_cast<uint32_t>(from.size())}, to});
+    toggled = !toggled;
+    auto t1 = Clock::now();
+    auto edited = extractor.extract(extract);
+    reextract.push_back(ms_since(t1));
+    auto t2 = Clock::now();
+    auto r = planner.plan(edited.model, options);
+    replan.push_back(ms_since(t2));
+  }
+  std::printf("%s: %zu modules, %zu parameters, %zu traced ops\n", name.c_str(), first.model.modules.size(),
+              first.model.parameters.size(), first.model.dataflow.ops.size());
+  std::printf("  extract + trace (cold):        %8.1f ms  (trace %.1f ms)\n", extract_ms, first.stats.trace_ms);
+  std::printf("  plan, 4 meshes, cold:          %8.1f ms  (median of 5; target < 50 ms; ratio %.2f)\n", median(cold),
+              median(cold) / 50.0);
+  if (!replan.empty()) {
+    std::printf("  re-plan after a one-class edit: %7.2f ms  (median of %zu; target < 5 ms; ratio %.2f)\n", median(replan),
+                replan.size(), median(replan) / 5.0);
+    std::printf("  re-extract + trace after edit:  %7.1f ms\n", median(reextract));
+  }
+  std::printf("  memo: %zu solved bodies after the cold plan, %zu after the edits\n", memo_before, planner.memo_entries());
+  for (auto& m : result.meshes)
+    std::printf("  %-4s %-46s %4d CCLs %10.0f us  %7.2f GiB/device%s\n", m.mesh.shape_string().c_str(), m.mode.c_str(),
+                m.totals.collectives, m.totals.est_time_us, m.totals.memory_per_device_bytes / (1024.0 * 1024 * 1024),
+                m.memory_fallback ? " (memory fallback)" : "");
+  std::printf("  peak RSS so far: %.0f MiB\n", peak_rss_mib());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir = argc > 1 ? argv[1] : "bench/models";
+  run("dense 405B-class (126 layers)", dir + "/dense_405b.py", "F.silu(self.w1(x))", "F.gelu(self.w1(x))");
+  run("MoE (61 layers, 256 experts)", dir + "/moe_61.py", "F.silu(self.w1(x))", "F.gelu(self.w1(x))");
+  return 0;
+}

@@ -1,0 +1,188 @@
+// The shared fixtures' expert answers (../shared/fixtures/EXPECTED.md): inference, batch 1, bf16,
+// mesh (1, 8) on Wormhole, unless a test says otherwise.
+#include <catch2/catch.hpp>
+
+#include "plan_helpers.h"
+#include "python/value_locator.h"
+#include "test_helpers.h"
+
+using namespace shardlens;
+using namespace shardlens::test;
+
+TEST_CASE("mlp.py: fc1 column, fc2 row, one all-reduce of the output", "[plan][expected]") {
+  auto p = plan_script(fixture("mlp.py"));
+  const auto& mp = p.result.meshes.at(0);
+  CHECK(param(mp, "fc1.weight").layout == "column");
+  CHECK(spec(param(mp, "fc1.weight")) == std::vector<std::string>{"model", "-"});
+  CHECK(param(mp, "fc2.weight").layout == "row");
+  CHECK(spec(param(mp, "fc2.weight")) == std::vector<std::string>{"-", "model"});
+  CHECK(counts(mp) == std::map<std::string, int>{{"all_reduce", 1}});
+  REQUIRE(mp.collectives.size() == 1);
+  CHECK(mp.collectives[0].at == "fc2");
+  CHECK(mp.collectives[0].bytes == 1 * 1 * 4096 * 2);  // [B, S, 4096] bf16, decode
+  CHECK(mp.collectives[0].why.find("row-parallel") != std::string::npos);
+
+  // Prefill: the same layout, the all-reduce carries the whole sequence.
+  plan::PlanOptions prefill;
+  prefill.workload.phase = plan::Phase::Prefill;
+  prefill.workload.seq = 512;
+  auto q = plan_script(fixture("mlp.py"), prefill);
+  CHECK(param(q.result.meshes[0], "fc1.weight").layout == "column");
+  CHECK(param(q.result.meshes[0], "fc2.weight").layout == "row");
+  CHECK(counts(q.result.meshes[0]) == std::map<std::string, int>{{"all_reduce", 1}});
+  CHECK(q.result.meshes[0].collectives[0].bytes == 512 * 4096 * 2);
+}
+
+TEST_CASE("tinynet.py: too small to pay for any collective", "[plan][expected]") {
+  auto p = plan_script(fixture("tinynet.py"));
+  const auto& mp = p.result.meshes.at(0);
+  for (auto& pl : mp.parameters) CHECK(pl.layout == "replicated");
+  CHECK(mp.collectives.empty());
+  CHECK(mp.totals.collectives == 0);
+}
+
+TEST_CASE("gpt.py: per-segment fused QKV, Megatron pairs, tied embedding and LM head", "[plan][expected]") {
+  auto p = plan_script(fixture("gpt.py"));
+  const auto& mp = p.result.meshes.at(0);
+  for (int i : {0, 7, 23}) {
+    std::string b = "h." + std::to_string(i) + ".";
+    CAPTURE(b);
+    CHECK(param(mp, b + "attn.qkv.weight").layout == "column_segments");
+    CHECK_FALSE(param(mp, b + "attn.qkv.weight").spec.has_value());  // not writable on the fused weight as is
+    CHECK(param(mp, b + "attn.qkv.weight").why.find("segment") != std::string::npos);
+    CHECK(param(mp, b + "attn.proj.weight").layout == "row");
+    CHECK(param(mp, b + "mlp.up.weight").layout == "column");
+    CHECK(param(mp, b + "mlp.down.weight").layout == "row");
+    CHECK(param(mp, b + "ln_1.weight").layout == "replicated");
+    CHECK(param(mp, b + "ln_2.weight").layout == "replicated");
+  }
+  // 2 all-reduce per block x 24 blocks, at the row-parallel projections.
+  CHECK(count_at(mp, "all_reduce", "h.*.attn.proj") == 24);
+  CHECK(count_at(mp, "all_reduce", "h.*.mlp.down") == 24);
+  // The LM head shares wte's weight: one stored layout serves both. Whatever the choice, it costs
+  // at most one collective at each end (an all-reduce after a vocab-parallel lookup, the logits'
+  // all-gather after a vocab-sharded head).
+  CHECK(counts(mp)["all_reduce"] - 48 + counts(mp)["all_gather"] <= 2);
+  CHECK(counts(mp)["all_to_all"] == 0);
+  CHECK(count_at(mp, "all_reduce", "wte") == (param(mp, "wte.weight").layout == "vocab" ? 1 : 0));
+  bool lm_head_listed = false;
+  for (auto& c : mp.components)
+    if (c.module == "lm_head") lm_head_listed = c.layout.find("wte.weight (shared)") != std::string::npos || c.layout == "replicated";
+  CHECK(lm_head_listed);
+  // 16 heads over 8 devices: no divisibility diagnostics.
+  for (auto& d : p.result.diagnostics) CHECK(d.code.find("divisibility") == std::string::npos);
+}
+
+TEST_CASE("llama.py on (1, 8): GQA with one KV head per device, SwiGLU pairs", "[plan][expected]") {
+  auto p = plan_script(fixture("llama.py"));
+  const auto& mp = p.result.meshes.at(0);
+  for (int i : {0, 31}) {
+    std::string b = "layers." + std::to_string(i) + ".";
+    for (auto w : {"attention.wq", "attention.wk", "attention.wv", "feed_forward.w1", "feed_forward.w3"})
+      CHECK(param(mp, b + w + ".weight").layout == "column");
+    CHECK(param(mp, b + "attention.wo.weight").layout == "row");
+    CHECK(param(mp, b + "feed_forward.w2.weight").layout == "row");
+    CHECK(param(mp, b + "attention_norm.weight").layout == "replicated");
+    CHECK(param(mp, b + "ffn_norm.weight").layout == "replicated");
+  }
+  CHECK(count_at(mp, "all_reduce", "layers.*.attention.wo") == 32);
+  CHECK(count_at(mp, "all_reduce", "layers.*.feed_forward.w2") == 32);
+  CHECK(counts(mp)["all_reduce"] == 64);
+  // Embedding and LM head: their choice costs one collective each at most.
+  CHECK(counts(mp)["all_gather"] + counts(mp)["all_reduce"] <= 66);
+  for (auto& d : p.result.diagnostics) CHECK(d.code.find("divisibility") == std::string::npos);
+}
+
+TEST_CASE("llama.py on (1, 32): 8 KV heads do not divide 32", "[plan][expected]") {
+  plan::PlanOptions o;
+  o.meshes = {mesh("1x32")};
+  std::string text = fixture("llama.py");
+  o.locate = [&text](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
+    ir::Span s = python::locate_value(text, keys, value);
+    return s.valid() ? s : fallback;
+  };
+  auto p = plan_script(text, o);
+  const plan::Diagnostic* kv = nullptr;
+  for (auto& d : p.result.diagnostics)
+    if (d.code == "divisibility-kv-heads") kv = &d;
+  REQUIRE(kv);
+  CHECK(kv->span.line == 15);  // n_kv_heads: Optional[int] = 8
+  CHECK(kv->message.find("replicated") != std::string::npos);
+  CHECK(kv->message.find("tp % kv_heads") != std::string::npos);
+  for (auto& d : p.result.diagnostics) CHECK(d.code != "divisibility-heads");  // 32 query heads divide
+  const auto& mp = p.result.meshes[0];
+  CHECK(param(mp, "layers.0.attention.wq.weight").layout == "column");
+  CHECK(param(mp, "layers.0.attention.wk.weight").layout == "replicated");
+  CHECK(param(mp, "layers.0.attention.wv.weight").layout == "replicated");
+}
+
+TEST_CASE("moe.py: router replicated; experts tensor-parallel or expert-parallel, both costed", "[plan][expected]") {
+  // Decode: one token cannot be split for an all-to-all; tensor parallelism inside each expert.
+  auto p = plan_script(fixture("moe.py"));
+  const auto& mp = p.result.meshes.at(0);
+  CHECK(param(mp, "layers.0.moe.gate.weight").layout == "replicated");
+  for (int e : {0, 5}) {
+    std::string x = "layers.3.moe.experts." + std::to_string(e) + ".";
+    CHECK(param(mp, x + "w1.weight").layout == "column");
+    CHECK(param(mp, x + "w3.weight").layout == "column");
+    CHECK(param(mp, x + "w2.weight").layout == "row");
+  }
+  CHECK(count_at(mp, "all_reduce", "layers.*.moe.experts.*.w2") == 8);  // 1 per layer
+  const plan::Alternative* a2a = nullptr;
+  for (auto& a : mp.alternatives)
+    if (a.name.find("all-to-all") != std::string::npos) a2a = &a;
+  REQUIRE(a2a);
+  CHECK_FALSE(a2a->feasible);
+  CHECK(a2a->why_rejected.find("token") != std::string::npos);
+
+  // Prefill: both choices are possible; the cost model picks one and reports the other's cost.
+  plan::PlanOptions o;
+  o.workload.phase = plan::Phase::Prefill;
+  o.workload.seq = 512;
+  auto q = plan_script(fixture("moe.py"), o);
+  const auto& mq = q.result.meshes.at(0);
+  bool expert_parallel = param(mq, "layers.0.moe.experts.0.w1.weight").layout == "expert";
+  const plan::Alternative* other = nullptr;
+  for (auto& a : mq.alternatives)
+    if (a.name.find(expert_parallel ? "inside each expert" : "all-to-all") != std::string::npos) other = &a;
+  REQUIRE(other);
+  REQUIRE(other->feasible);
+  CHECK(other->totals.est_time_us >= mq.totals.est_time_us);
+  if (expert_parallel) {
+    CHECK(count_at(mq, "all_to_all", "layers.*.moe.experts") == 2 * 8);  // dispatch + combine per MoE layer
+    CHECK_FALSE(param(mq, "layers.0.moe.experts.0.w1.weight").spec.has_value());
+  } else {
+    CHECK(count_at(mq, "all_reduce", "layers.*.moe.experts.*.w2") == 8);
+  }
+  CHECK(param(mq, "layers.0.moe.gate.weight").layout == "replicated");
+}
+
+TEST_CASE("vae_block.py: channel pairs, never spatial, whole GroupNorm groups", "[plan][expected]") {
+  auto p = plan_script(fixture("vae_block.py"));
+  const auto& mp = p.result.meshes.at(0);
+  for (auto& pl : mp.parameters) {
+    if (pl.name.find("conv") == std::string::npos || pl.name.find("weight") == std::string::npos) continue;
+    CAPTURE(pl.name);
+    REQUIRE(pl.spec);
+    // Only C_out (dim 0) or C_in (dim 1) of a conv weight: kernels / spatial dims stay whole.
+    for (size_t d = 2; d < pl.spec->size(); ++d) CHECK((*pl.spec)[d].empty());
+    CHECK((pl.layout == "replicated" || pl.layout == "column" || pl.layout == "row"));
+  }
+  // The first stage's blocks: the Megatron pair conv1 column -> GroupNorm -> conv2 row.
+  CHECK(param(mp, "stages.0.conv1.weight").layout == "column");
+  CHECK(param(mp, "stages.0.conv2.weight").layout == "row");
+  // 32 groups over 8 devices: whole groups per device, no statistics all-reduce anywhere.
+  for (auto& c : mp.collectives) CHECK(c.why.find("statistics") == std::string::npos);
+  // At most one all-reduce per residual block (and no all-gather of a channel-sharded
+  // activation: tt-mlir #8462).
+  std::map<std::string, int> per_block;
+  for (auto& c : mp.collectives) {
+    CHECK(plan::ccl_name(c.kind) != std::string("all_gather"));
+    if (c.kind == plan::Ccl::AllReduce && c.at.rfind("stages.", 0) == 0) per_block[c.at] += c.count;
+  }
+  int blocks = 0;
+  for (auto& m : p.model.modules) blocks += m.class_name == "ResnetBlock";
+  int all_reduces = 0;
+  for (auto& [at, n] : per_block) all_reduces += n;
+  CHECK(all_reduces <= blocks);
+}

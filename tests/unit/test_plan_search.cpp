@@ -1,0 +1,327 @@
+// The planner's search and rules: reproducing PyTorch's tensor-parallel collective counts,
+// exhaustive optimality checks, memoized re-planning, the memory fallback, meshes and bad input.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+
+#include "plan/search.h"
+#include "python/value_locator.h"
+#include "plan_helpers.h"
+#include "test_helpers.h"
+
+using namespace shardlens;
+using namespace shardlens::test;
+
+namespace {
+
+// test_tp_examples.py's plan for its 2-layer Transformer, as DTensor's parallelize_module applies it:
+// embeddings RowwiseParallel, attention and MLP Megatron (Colwise q/k/v, w1; Rowwise wo, w2), the
+// output ColwiseParallel then replicated; with sequence parallelism the row-wise outputs and the norms
+// are sharded on the sequence.
+plan::PlanOptions tp_examples_plan(bool sequence_parallel) {
+  plan::PlanOptions o;
+  o.meshes = {mesh("1x8")};
+  o.workload.phase = plan::Phase::Prefill;
+  o.workload.batch = 8;
+  o.workload.seq = 16;
+  o.evaluate_pins_only = true;
+  o.alternatives = false;
+  auto& pin = o.pinned_parameters;
+  auto& out = o.pinned_outputs;
+  pin["tok_embeddings.weight"] = "shard:0";
+  pin["pos_embeddings.weight"] = "shard:0";
+  pin["output.weight"] = "shard:0";
+  out["output"] = "replicated";
+  std::string rowwise_out = sequence_parallel ? "shard:1" : "replicated";
+  out["tok_embeddings"] = rowwise_out;
+  out["pos_embeddings"] = sequence_parallel ? "shard:0" : "replicated";  // positions are [seq, dim]
+  for (int i = 0; i < 2; ++i) {
+    std::string b = "layers." + std::to_string(i) + ".";
+    for (auto w : {"attention.wq", "attention.wk", "attention.wv", "feed_forward.w1"}) pin[b + w + ".weight"] = "shard:0";
+    pin[b + "feed_forward.w1.bias"] = "shard:0";
+    pin[b + "attention.wo.weight"] = "shard:1";
+    pin[b + "feed_forward.w2.weight"] = "shard:1";
+    out[b + "attention.wo"] = rowwise_out;
+    out[b + "feed_forward.w2"] = rowwise_out;
+    if (sequence_parallel) {
+      out[b + "attention_norm"] = "shard:1";
+      out[b + "ffn_norm"] = "shard:1";
+    }
+  }
+  if (sequence_parallel) out["norm"] = "shard:1";
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("test_tp_examples.py counts: 6 all-reduce + 1 all-gather; with SP 6 reduce-scatter + 6 all-gather", "[plan][search]") {
+  std::string text = model_script("tp_examples_transformer.py");
+  auto plain = plan_script(text, tp_examples_plan(false));
+  CHECK(counts(plain.result.meshes.at(0)) == std::map<std::string, int>{{"all_gather", 1}, {"all_reduce", 6}});
+  auto sp = plan_script(text, tp_examples_plan(true));
+  CHECK(counts(sp.result.meshes.at(0)) == std::map<std::string, int>{{"all_gather", 6}, {"reduce_scatter", 6}});
+
+  // Searching instead of evaluating the fixed plan finds the same Megatron layout and no more
+  // collectives than DTensor's module-by-module redistribution.
+  plan::PlanOptions search;
+  search.workload = tp_examples_plan(false).workload;
+  search.strategy = plan::StrategyMode::Tensor;
+  auto found = plan_script(text, search);
+  const auto& mp = found.result.meshes.at(0);
+  CHECK(mp.totals.est_time_us <= plain.result.meshes[0].totals.est_time_us + 1e-6);
+}
+
+TEST_CASE("The search is exact: exhaustive enumeration finds nothing better", "[plan][search][optimality]") {
+  // Models small enough to enumerate every strategy of every op (the product of the choices).
+  const char* kSwiGlu = R"(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+
+class Block(nn.Module):
+    def __init__(self, dim=4096, hidden=11008):
+        super().__init__()
+        self.norm = RMSNorm(dim)
+        self.w1 = nn.Linear(dim, hidden, bias=False)
+        self.w3 = nn.Linear(dim, hidden, bias=False)
+        self.w2 = nn.Linear(hidden, dim, bias=False)
+    def forward(self, x):
+        h = self.norm(x)
+        return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+model = Block()
+)";
+  struct Case {
+    std::string name, text;
+    plan::Phase phase;
+    int64_t seq, batch;
+  };
+  std::vector<Case> cases = {
+      {"mlp decode", fixture("mlp.py"), plan::Phase::Decode, 2048, 1},
+      {"mlp prefill", fixture("mlp.py"), plan::Phase::Prefill, 1024, 1},
+      {"mlp batch 8", fixture("mlp.py"), plan::Phase::Decode, 2048, 8},
+      {"tinynet", fixture("tinynet.py"), plan::Phase::Decode, 2048, 1},
+      {"swiglu decode", kSwiGlu, plan::Phase::Decode, 2048, 1},
+      {"swiglu prefill", kSwiGlu, plan::Phase::Prefill, 256, 2},
+  };
+  for (auto& c : cases) {
+    for (const char* m : {"1x2", "1x8"}) {
+      CAPTURE(c.name, m);
+      plan::PlanOptions o;
+      o.workload.phase = c.phase;
+      o.workload.seq = c.seq;
+      o.workload.batch = c.batch;
+      o.meshes = {mesh(m)};
+      auto p = plan_script(c.text, o);
+      auto prep = plan::detail::prepare(p.model);
+      plan::detail::Context ctx;
+      ctx.n = o.meshes[0].cols;
+      ctx.topology = o.meshes[0].col_topology;
+      ctx.hw = plan::find_hardware("wormhole");
+      ctx.workload = o.workload;
+      ctx.ccl_penalty_us = 10.0;
+      plan::detail::AxisSolver solver;
+      auto sol = solver.solve(*prep, ctx);
+      REQUIRE(sol.feasible);
+
+      // Brute force: every combination of strategies of every leaf op, charged with the same rules.
+      const auto& flow = p.model.dataflow;
+      std::vector<int> leaves;
+      std::vector<std::vector<plan::detail::Strat>> strats;
+      for (size_t i = 0; i < flow.ops.size(); ++i) {
+        if (flow.ops[i].kind == ir::OpKind::Call) continue;
+        leaves.push_back(static_cast<int>(i));
+        strats.push_back(plan::detail::strategies(*prep, static_cast<int>(i), ctx));
+      }
+      double combos = 1;
+      for (auto& s : strats) combos *= static_cast<double>(s.size());
+      REQUIRE(combos < 1e9);  // branch and bound below keeps the walk far smaller
+      double best = INFINITY;
+      std::vector<size_t> choice(leaves.size(), 0);
+      std::function<void(size_t, std::vector<plan::detail::Spec>&, std::vector<char>&, double)> enumerate =
+          [&](size_t k, std::vector<plan::detail::Spec>& state, std::vector<char>& seen, double cost) {
+            if (cost >= best) return;  // bound: costs only grow
+            if (k == leaves.size()) {
+              for (int t : flow.outputs) {
+                int kind;
+                double bytes;
+                cost += plan::detail::transition_us(*prep, t, state[t], plan::detail::Spec::R(), ctx, &kind, &bytes);
+              }
+              best = std::min(best, cost);
+              return;
+            }
+            const ir::Op& op = flow.ops[leaves[k]];
+            for (auto& st : strats[k]) {
+              auto s2 = state;
+              auto seen2 = seen;
+              double c2 = cost + st.compute_us;
+              if (st.extra_count)
+                c2 += st.extra_count * (plan::ccl_time_us(*ctx.hw, plan::Ccl::AllReduce, ctx.n, ctx.topology, st.extra_bytes) + ctx.ccl_penalty_us);
+              bool ok = true;
+              for (size_t i = 0; i < op.inputs.size() && ok; ++i) {
+                int t = op.inputs[i];
+                bool repeated = false;
+                for (size_t j = 0; j < i; ++j) repeated |= op.inputs[j] == t;
+                if (repeated) continue;
+                bool free_tensor = flow.tensors[t].parameter >= 0 || flow.tensors[t].buffer >= 0;
+                if (!seen2[t] && free_tensor) {
+                  if (st.in[i].kind == plan::detail::kPartial) ok = false;
+                } else {
+                  int kind;
+                  double bytes;
+                  c2 += plan::detail::transition_us(*prep, t, s2[t], st.in[i], ctx, &kind, &bytes);
+                }
+                s2[t] = st.in[i];
+                seen2[t] = 1;
+              }
+              if (!ok) continue;
+              for (size_t o2 = 0; o2 < op.outputs.size(); ++o2) {
+                s2[op.outputs[o2]] = st.out[o2];
+                seen2[op.outputs[o2]] = 1;
+              }
+              enumerate(k + 1, s2, seen2, c2);
+            }
+          };
+      std::vector<plan::detail::Spec> state(flow.tensors.size());
+      std::vector<char> seen(flow.tensors.size(), 0);
+      enumerate(0, state, seen, 0.0);
+      CHECK(sol.cost == Approx(best).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("Identical blocks are solved once; an edit re-solves only what changed", "[plan][search][incremental]") {
+  std::string text = fixture("llama.py");
+  python::ModelExtractor extractor(text, "llama.py");
+  python::ExtractOptions extract;
+  extract.trace_forward = true;
+  auto first = extractor.extract(extract);
+  REQUIRE(first.ok);
+  plan::PlanOptions o;
+  o.meshes = {mesh("1x8")};
+  o.alternatives = false;
+  plan::Planner planner;
+  auto a = planner.plan(first.model, o);
+  REQUIRE(a.ok);
+  size_t cold = planner.memo_entries();
+  // 32 identical layers: the memo holds a handful of bodies, not 32 x (attention, feed-forward, ...).
+  CHECK(cold < 40);
+  // Edit one class (the FFN's activation): unchanged bodies are reused.
+  extractor.apply_edit(replace_first(text, "F.silu(self.w1(x))", "F.gelu(self.w1(x))"));
+  auto second = extractor.extract(extract);
+  REQUIRE(second.ok);
+  auto b = planner.plan(second.model, o);
+  REQUIRE(b.ok);
+  size_t added = planner.memo_entries() - cold;
+  CHECK(added > 0);
+  CHECK(added < cold);
+  // Same layout after the edit (gelu and silu cost alike).
+  CHECK(param(b.meshes[0], "layers.0.feed_forward.w2.weight").layout == "row");
+}
+
+TEST_CASE("Memory: a layout that does not fit falls back loudly", "[plan][search][memory]") {
+  // A 4M x 4096 bf16 embedding (32 GiB): replicated lookups need no collective, but do not fit in
+  // a Wormhole's 12 GB; vocab-parallel does, at the price of an all-reduce.
+  const char* kBig = R"(
+import torch.nn as nn
+
+class Lookup(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Embedding(4194304, 4096)
+    def forward(self, ids):
+        return self.table(ids)
+
+model = Lookup()
+)";
+  plan::PlanOptions o;
+  o.meshes = {mesh("1x8")};
+  auto p = plan_script(kBig, o);
+  const auto& mp = p.result.meshes.at(0);
+  CHECK(mp.memory_fallback);
+  CHECK(param(mp, "table.weight").layout != "replicated");
+  CHECK(mp.totals.memory_per_device_bytes <= 12e9);
+  const plan::Diagnostic* d = nullptr;
+  for (auto& x : p.result.diagnostics)
+    if (x.code == "memory-fallback") d = &x;
+  REQUIRE(d);
+  CHECK(d->severity == "warning");
+  CHECK(d->message.find("slower") != std::string::npos);
+  // On one device nothing can be split: a clear error.
+  o.meshes = {mesh("n150")};
+  auto q = plan_script(kBig, o);
+  bool error = false;
+  for (auto& x : q.result.diagnostics) error |= x.code == "memory-does-not-fit" && x.severity == "error";
+  CHECK(error);
+}
+
+TEST_CASE("Meshes: presets, shapes, and clear errors", "[plan][mesh]") {
+  CHECK(mesh("t3k").cols == 8);
+  CHECK(mesh("t3k").col_topology == plan::Topology::Ring);
+  CHECK(mesh("galaxy").rows == 8);
+  CHECK(mesh("galaxy").cols == 4);
+  CHECK(mesh("n300").cols == 2);
+  CHECK(mesh("2x4").devices() == 8);
+  for (const char* bad : {"3x", "0x8", "x8", "8", "1x-2", "abc", "1x8x2", "99999x1"}) {
+    std::string error;
+    CAPTURE(bad);
+    CHECK_FALSE(plan::parse_mesh(bad, error));
+    CHECK(error.find("accepted") != std::string::npos);
+    CHECK(error.find("t3k") != std::string::npos);
+  }
+}
+
+TEST_CASE("Collective costs follow the fitted formulas", "[plan][cost]") {
+  const auto* wh = plan::find_hardware("wormhole");
+  REQUIRE(wh);
+  double mib = 1024.0 * 1024;
+  // ring all-reduce, N=8: 9.07 + 5.25*4 + 2*7/8*T/18.4 GB/s
+  CHECK(plan::ccl_time_us(*wh, plan::Ccl::AllReduce, 8, plan::Topology::Ring, mib) ==
+        Approx(9.07 + 5.25 * 4 + 2.0 * 7 / 8 * mib / 18.4e3));
+  // line all-gather, N=2 of a 1 MiB tensor: input per device 0.5 MiB
+  CHECK(plan::ccl_time_us(*wh, plan::Ccl::AllGather, 2, plan::Topology::Line, mib) == Approx(4.47 + 1.91 + 0.5 * mib / 11.8e3));
+  CHECK(plan::ccl_time_us(*wh, plan::Ccl::AllReduce, 1, plan::Topology::Line, mib) == 0);
+  // An all-reduce moves twice the bytes of an all-gather of the same tensor.
+  CHECK(plan::ccl_time_us(*wh, plan::Ccl::AllReduce, 8, plan::Topology::Ring, 64 * mib) >
+        plan::ccl_time_us(*wh, plan::Ccl::AllGather, 8, plan::Topology::Ring, 64 * mib));
+  // Blackhole links are faster.
+  const auto* bh = plan::find_hardware("blackhole");
+  REQUIRE(bh);
+  CHECK(plan::ccl_time_us(*bh, plan::Ccl::AllReduce, 8, plan::Topology::Ring, 64 * mib) <
+        plan::ccl_time_us(*wh, plan::Ccl::AllReduce, 8, plan::Topology::Ring, 64 * mib));
+  CHECK_FALSE(plan::find_hardware("grayskull"));
+}
+
+TEST_CASE("Every mesh of a request is planned; 2-D meshes use their rows", "[plan][mesh]") {
+  plan::PlanOptions o;
+  o.meshes = {mesh("n300"), mesh("t3k"), mesh("t3k-2x4"), mesh("galaxy")};
+  o.workload.batch = 8;
+  auto p = plan_script(fixture("llama.py"), o);
+  REQUIRE(p.result.meshes.size() == 4);
+  // One-axis meshes: the Megatron pair on 'model'.
+  for (int i : {0, 1}) CHECK(param(p.result.meshes[i], "layers.0.attention.wo.weight").layout == "row");
+  for (int i : {2, 3}) {
+    const auto& g = p.result.meshes[i];
+    CAPTURE(g.mesh.shape_string());
+    // The rows are used (2-D tensor or data parallel), and the modes not taken are reported with
+    // their cost, none of them faster.
+    CHECK(g.mode.find("replicated") == std::string::npos);
+    int rows_alternatives = 0;
+    for (auto& a : g.alternatives)
+      if (a.name == "rows replicated" || a.name.find("'batch'") != std::string::npos) {
+        ++rows_alternatives;
+        if (a.feasible) CHECK(a.totals.est_time_us >= g.totals.est_time_us - 1e-6);
+      }
+    CHECK(rows_alternatives == 2);
+    if (g.mode.find("2-D") != std::string::npos)
+      CHECK(spec(param(g, "layers.0.feed_forward.w1.weight"))[0] == "batch+model");
+  }
+}
