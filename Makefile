@@ -15,6 +15,9 @@ build: setup
 demo: build
 	@echo "== shardlens inspect examples/mistral_7b.py"
 	@$(BUILD)/shardlens inspect examples/mistral_7b.py
+	@echo
+	@echo "== shardlens plan examples/mistral_7b.py --mesh t3k"
+	@$(BUILD)/shardlens plan examples/mistral_7b.py --mesh t3k
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

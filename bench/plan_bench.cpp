@@ -105,6 +105,18 @@ void run(const std::string& name, const std::string& path, const std::string& ed
                 replan.size(), median(replan) / 5.0);
     std::printf("  re-extract + trace after edit:  %7.1f ms\n", median(reextract));
   }
+  {
+    plan::PlanOptions bare = options;
+    bare.alternatives = false;
+    plan::Planner warm;
+    warm.plan(first.model, bare);
+    auto t3 = Clock::now();
+    warm.plan(first.model, bare);
+    std::printf("  re-plan, no edit, without alternatives: %.2f ms\n", ms_since(t3));
+    auto t4 = Clock::now();
+    planner.plan(first.model, options);
+    std::printf("  re-plan, no edit, with alternatives:    %.2f ms\n", ms_since(t4));
+  }
   std::printf("  memo: %zu solved bodies after the cold plan, %zu after the edits\n", memo_before, planner.memo_entries());
   for (auto& m : result.meshes)
     std::printf("  %-4s %-46s %4d CCLs %10.0f us  %7.2f GiB/device%s\n", m.mesh.shape_string().c_str(), m.mode.c_str(),
@@ -117,6 +129,11 @@ void run(const std::string& name, const std::string& path, const std::string& ed
 
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "bench/models";
+  std::string only = argc > 2 ? argv[2] : "";
+  if (only == "dense") {
+    run("dense 405B-class (126 layers)", dir + "/dense_405b.py", "F.silu(self.w1(x))", "F.gelu(self.w1(x))");
+    return 0;
+  }
   run("dense 405B-class (126 layers)", dir + "/dense_405b.py", "F.silu(self.w1(x))", "F.gelu(self.w1(x))");
   run("MoE (61 layers, 256 experts)", dir + "/moe_61.py", "F.silu(self.w1(x))", "F.gelu(self.w1(x))");
   return 0;

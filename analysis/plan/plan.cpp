@@ -96,7 +96,7 @@ class MeshPlanner {
       s.infeasible_why = "no layout satisfies the constraints";
       return s;
     }
-    s.ev = evaluate(prep_, ctx, s.sol);
+    s.ev = evaluate(prep_, ctx, s.sol, solver_.strategy_cache());
     s.totals = totals_of(s);
     return s;
   }
@@ -126,29 +126,40 @@ class MeshPlanner {
 
   // The layout of parameters the trace never reached directly: the other experts of a list take
   // expert 0's layout.
-  int representative(int param) const {
-    auto it = representative_.find(param);
-    return it == representative_.end() ? param : it->second;
-  }
+  int representative(int param) const { return representative_[param]; }
+  int expert_list_of(int param) const { return expert_list_of_[param]; }
 
   void index_experts() {
+    // Every expert's parameters map to expert 0's by their name relative to the expert.
     const auto& flow = model_.dataflow;
-    std::map<std::string, int> by_name;
-    for (size_t i = 0; i < model_.parameters.size(); ++i) by_name[model_.parameters[i].name] = static_cast<int>(i);
+    representative_.resize(model_.parameters.size());
+    for (size_t i = 0; i < representative_.size(); ++i) representative_[i] = static_cast<int>(i);
+    expert_list_of_.assign(model_.parameters.size(), -1);
+    std::function<void(int, const std::string&, std::map<std::string, int>&)> collect =
+        [&](int m, const std::string& rel, std::map<std::string, int>& out) {
+          const auto& mod = model_.modules[m];
+          for (int p : mod.parameters) {
+            const std::string& name = model_.parameters[p].name;
+            out[rel + name.substr(name.rfind('.') + 1)] = p;
+          }
+          for (size_t c = 0; c < mod.children.size(); ++c) collect(mod.children[c], rel + mod.child_keys[c] + ".", out);
+        };
     for (auto& op : flow.ops) {
       if (op.kind != OpKind::Experts || op.module < 0) continue;
       const auto& list = model_.modules[op.module];
-      std::string first = list.name + "." + (list.child_keys.empty() ? "0" : list.child_keys[0]) + ".";
+      if (list.children.empty()) continue;
+      std::map<std::string, int> first;
+      collect(list.children[0], "", first);
+      for (auto& [rel, p] : first) expert_list_of_[p] = op.module;
       for (size_t c = 1; c < list.children.size(); ++c) {
-        std::string prefix = list.name + "." + list.child_keys[c] + ".";
-        for (auto& [name, idx] : by_name)
-          if (name.rfind(prefix, 0) == 0) {
-            auto it = by_name.find(first + name.substr(prefix.size()));
-            if (it != by_name.end()) representative_[idx] = it->second;
-          }
+        std::map<std::string, int> other;
+        collect(list.children[c], "", other);
+        for (auto& [rel, p] : other) {
+          expert_list_of_[p] = op.module;
+          auto it = first.find(rel);
+          if (it != first.end()) representative_[p] = it->second;
+        }
       }
-      for (auto& [name, idx] : by_name)
-        if (name.rfind(list.name + ".", 0) == 0) expert_list_of_[idx] = op.module;
     }
   }
 
@@ -159,8 +170,8 @@ class MeshPlanner {
       const auto& p = model_.parameters[i];
       if (!p.shape_known) continue;
       double b = static_cast<double>(p.numel()) * s.ctx.workload.dtype_bytes();
-      auto list = expert_list_of_.find(static_cast<int>(i));
-      if (list != expert_list_of_.end() && ep.count(list->second)) {
+      int list = expert_list_of_[i];
+      if (list >= 0 && ep.count(list)) {
         total += b / s.ctx.n;
         continue;
       }
@@ -174,8 +185,8 @@ class MeshPlanner {
   const Prepared& prep_;
   const PlanOptions& opt_;
   AxisSolver& solver_;
-  std::map<int, int> representative_;
-  std::map<int, int> expert_list_of_;
+  std::vector<int> representative_;  // per parameter: the parameter whose layout it shares
+  std::vector<int> expert_list_of_;  // per parameter: the expert list module it belongs to, or -1
 };
 
 std::string layout_of(const std::string& label, Spec spec, bool expert_parallel, const ir::Op* op) {
@@ -188,7 +199,22 @@ std::string layout_of(const std::string& label, Spec spec, bool expert_parallel,
   return "hidden";
 }
 
-std::string layout_why(const std::string& layout, const std::string& kind_of_op) {
+std::string layout_why_text(const std::string& layout);
+
+const std::string& layout_why(const std::string& layout, const std::string& kind_of_op) {
+  static const std::map<std::string, std::string> texts = [] {
+    std::map<std::string, std::string> t;
+    for (const char* l : {"column", "row", "column_segments", "vocab", "hidden", "hidden-norm", "expert", "expert-modules",
+                          "replicated", "replicated-unused", "replicated-conv", ""})
+      t[l] = layout_why_text(l);
+    return t;
+  }();
+  std::string key = layout == "hidden" && kind_of_op == "norm" ? "hidden-norm" : layout;
+  auto it = texts.find(key);
+  return it == texts.end() ? texts.at("") : it->second;
+}
+
+std::string layout_why_text(const std::string& layout) {
   if (layout == "column")
     return "column-parallel: output features split over 'model'; its output stays sharded for the row-parallel layer "
            "after it (Megatron-LM §3, arXiv:1909.08053)";
@@ -202,12 +228,21 @@ std::string layout_why(const std::string& layout, const std::string& kind_of_op)
   if (layout == "vocab")
     return "vocab-parallel: each device holds a slice of the vocabulary; masked lookup + 1 all-reduce (Megatron "
            "tensor_parallel/layers.py)";
-  if (layout == "hidden")
-    return kind_of_op == "norm" ? "sharded with the activation it scales (its statistics need a small all-reduce unless "
-                                  "whole groups stay on a device)"
-                                : "sharded along the hidden dim; the activation stays sharded";
-  if (layout == "expert")
-    return "expert parallel: whole experts per device (torchtitan expert_parallel.py; Megatron token_dispatcher.py)";
+  if (layout == "hidden-norm")
+    return "sharded with the activation it scales (its statistics need a small all-reduce unless whole groups stay on "
+           "a device)";
+  if (layout == "hidden") return "sharded along the hidden dim; the activation stays sharded";
+  if (layout == "expert" || layout == "expert-modules")
+    return std::string("expert parallel: whole experts per device (torchtitan expert_parallel.py; Megatron "
+                       "token_dispatcher.py)") +
+           (layout == "expert-modules" ? "; separate per-expert modules cannot carry a partition spec: stack the experts' "
+                                         "weights into [experts, ...] tensors to annotate them"
+                                       : "");
+  if (layout == "replicated-unused") return "not used by the traced forward: left replicated";
+  if (layout == "replicated-conv")
+    return "replicated: splitting this conv's channels costs more than it saves here; spatial sharding is not "
+           "lowerable (tt-mlir #8216)";
+  if (layout == "replicated") return "replicated: splitting it would cost more in collectives than it saves in compute";
   return "";
 }
 
@@ -290,16 +325,31 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     double dram = hw.dram_bytes * kUsableDramFraction;
     if (chosen.totals.memory_per_device_bytes > dram) {
       Solved fast = chosen;
-      double lambda = chosen.totals.est_time_us / std::max(1.0, chosen.totals.parameter_bytes_per_device) * 0.05;
-      bool fits = false;
-      for (int step = 0; step < 16 && !fits; ++step, lambda *= 4) {
+      // The smallest-memory plan first (a heavy weight on bytes kept per device); if even that does
+      // not fit, say so. Otherwise search the weight (log scale) for the fastest plan that fits.
+      double base = chosen.totals.est_time_us / std::max(1.0, chosen.totals.parameter_bytes_per_device);
+      auto solve_with = [&](double lambda) {
         Context c = chosen.ctx;
         c.memory_lambda = lambda;
-        Solved s = planner.run(chosen.name, c, chosen.axes);
-        if (s.feasible && s.totals.memory_per_device_bytes <= dram) {
-          chosen = s;
-          fits = true;
+        return planner.run(chosen.name, c, chosen.axes);
+      };
+      double hi = base * 1e4, lo = base * 1e-3;
+      Solved smallest = solve_with(hi);
+      bool fits = smallest.feasible && smallest.totals.memory_per_device_bytes <= dram;
+      if (fits) {
+        chosen = smallest;
+        for (int step = 0; step < 7; ++step) {
+          double mid = std::sqrt(lo * hi);
+          Solved s = solve_with(mid);
+          if (s.feasible && s.totals.memory_per_device_bytes <= dram) {
+            hi = mid;
+            if (s.totals.est_time_us < chosen.totals.est_time_us) chosen = s;
+          } else {
+            lo = mid;
+          }
         }
+      } else if (smallest.feasible) {
+        chosen.totals.memory_per_device_bytes = std::min(chosen.totals.memory_per_device_bytes, smallest.totals.memory_per_device_bytes);
       }
       if (fits) {
         mp.memory_fallback = true;
@@ -314,7 +364,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       } else {
         result.diagnostics.push_back({"memory-does-not-fit", "error",
                                       "no layout on " + mesh.shape_string() + " fits in " + fmt_bytes(dram) +
-                                          " per device (best: " + fmt_bytes(chosen.totals.memory_per_device_bytes) +
+                                          " per device (the smallest layout needs " + fmt_bytes(chosen.totals.memory_per_device_bytes) +
                                           "); use more devices or a smaller dtype",
                                       model.modules[0].span});
       }
@@ -410,8 +460,8 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       pl.name = p.name;
       pl.span = p.span;
       int r = planner.representative(static_cast<int>(i));
-      auto list = planner.expert_list_of_.find(static_cast<int>(i));
-      bool expert_parallel = list != planner.expert_list_of_.end() && ep.count(list->second);
+      int list = planner.expert_list_of(static_cast<int>(i));
+      bool expert_parallel = list >= 0 && ep.count(list);
       Spec spec = chosen.ev.param_spec[r];
       int op = chosen.ev.param_op[r];
       pl.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel, op >= 0 ? &flow.ops[op] : nullptr);
@@ -422,14 +472,13 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         if (spec.kind == kSharded && spec.dim >= 0 && static_cast<size_t>(spec.dim) < s.size()) s[spec.dim] = chosen.axes;
         pl.spec = s;
       }
-      pl.why = layout_why(pl.layout, op >= 0 ? ir::op_kind_name(flow.ops[op].kind) : "");
+      std::string why_key = pl.layout;
       if (pl.layout == "replicated") {
-        if (op < 0) pl.why = "not used by the traced forward: left replicated";
-        else if (flow.ops[op].kind == OpKind::Contract && flow.ops[op].equation.find('H') != std::string::npos)
-          pl.why = "replicated: splitting this conv's channels costs more than it saves here; spatial sharding is not lowerable (tt-mlir #8216)";
-        else pl.why = "replicated: splitting it would cost more in collectives than it saves in compute";
+        if (op < 0) why_key = "replicated-unused";
+        else if (flow.ops[op].kind == OpKind::Contract && flow.ops[op].equation.find('H') != std::string::npos) why_key = "replicated-conv";
       }
-      if (expert_parallel) pl.why = layout_why("expert", "") + "; separate per-expert modules cannot carry a partition spec: stack the experts' weights into [experts, ...] tensors to annotate them";
+      if (expert_parallel) why_key = "expert-modules";
+      pl.why = layout_why(why_key, op >= 0 ? ir::op_kind_name(flow.ops[op].kind) : "");
       mp.parameters.push_back(std::move(pl));
     }
     // Collectives, folded over repeated blocks.

@@ -78,6 +78,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
                                                     const Context& ctx, uint64_t key) {
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
   const auto& flow = prep.model->dataflow;
+  const uint64_t ctx_hash = ctx.hash();
   const auto& body = prep.bodies[b];
   std::vector<std::vector<Node>> layers;
   layers.reserve(body.items.size() + 1);
@@ -161,7 +162,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
             entries = std::move(grown);
           }
           for (auto& e : entries) {
-            uint64_t k = mix64(mix64(nbody.signature, ctx.hash()), 0x77);
+            uint64_t k = mix64(mix64(nbody.signature, ctx_hash), 0x77);
             for (auto& s : e) k = mix64(k, s.code());
             const MemoEntry& me = solve_body(prep, nb, e, ctx, k);
             for (int x = 0; x < static_cast<int>(me.exits.size()); ++x) {
@@ -271,7 +272,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
         }
       }
     } else {
-      std::vector<Strat> strats = strategies(prep, index, ctx);
+      const std::vector<Strat>& strats = strategies_.get(prep, index, ctx, ctx_hash);
       const Spec* pin = output_pin(op);
       bool has_sharded_norm = false;
       if (op.kind == OpKind::Norm && ctx.filter.sharded_norms)
@@ -392,9 +393,17 @@ AxisSolution AxisSolver::solve(const Prepared& prep, const Context& ctx) {
   return sol;
 }
 
-Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& sol) {
+const std::vector<Strat>& StrategyCache::get(const Prepared& prep, int op, const Context& ctx, uint64_t ctx_hash) {
+  uint64_t key = mix64(prep.op_signature[op], ctx_hash);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  return cache_.emplace(key, strategies(prep, op, ctx)).first->second;
+}
+
+Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& sol, StrategyCache& strategy_cache) {
   Evaluation ev;
   const auto& flow = prep.model->dataflow;
+  const uint64_t ctx_hash = ctx.hash();
   ev.op_compute_us.assign(flow.ops.size(), 0);
   ev.op_label.assign(flow.ops.size(), "");
   ev.param_spec.assign(prep.model->parameters.size(), Spec::R());
@@ -405,7 +414,6 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
   std::vector<char> seen(flow.tensors.size(), 0);
   std::vector<std::string> producer_label(flow.tensors.size());
   std::vector<int> partial_origin(flow.tensors.size(), -1);
-  std::unordered_map<int, std::vector<Strat>> cache;
   auto record = [&](int op, int t, int kind, double bytes, double mult, const std::string& why, bool statistics = false) {
     if (kind < 0) return;
     CclEvent e;
@@ -440,7 +448,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
       int index = body.items[pos];
       const ir::Op& op = flow.ops[index];
       const Decision& d = sol.decisions[index];
-      auto move = [&](int t, Spec to, const std::string& consumer) {
+      auto move = [&](int t, Spec to, int consumer_op) {
         if (!seen[t] && is_free(flow, t)) {
           seen[t] = 1;
           state[t] = to;
@@ -455,7 +463,13 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         int kind;
         double bytes;
         transition_us(prep, t, state[t], to, ctx, &kind, &bytes);
-        record(index, t, kind, bytes, mult, why_of(t, state[t], to, consumer));
+        if (kind >= 0) {
+          std::string consumer = consumer_op < 0 ? "expert dispatch"
+                                                 : flow.ops[consumer_op].name + (flow.ops[consumer_op].module > 0
+                                                                                     ? " in " + module_pattern(prep.model->modules[flow.ops[consumer_op].module].name)
+                                                                                     : "");
+          record(index, t, kind, bytes, mult, why_of(t, state[t], to, consumer));
+        }
         state[t] = to;
       };
       const Spec* pin = nullptr;
@@ -502,8 +516,8 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
           label = "expert (all-to-all)";
         }
         current_label = d.experts_mode == 2 ? "expert (replicated tokens)" : d.experts_mode == 3 ? "expert (all-to-all)" : "";
-        move(op.inputs[0], xs, "expert dispatch");
-        if (op.inputs.size() > 1) move(op.inputs[1], xs, "expert dispatch");
+        move(op.inputs[0], xs, -1);
+        if (op.inputs.size() > 1) move(op.inputs[1], xs, -1);
         double dispatch = static_cast<double>(T) * static_cast<double>(K) *
                           static_cast<double>(flow.tensors[op.inputs[0]].shape.back()) * ctx.workload.dtype_bytes() * ctx.activation_scale;
         if (d.experts_mode == 3) record(index, op.inputs[0], static_cast<int>(Ccl::AllToAll), dispatch, mult, "expert parallel: dispatch routed tokens to the devices holding their experts");
@@ -526,16 +540,14 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         leave(op.outputs[0], out);
         continue;
       }
-      auto it = cache.find(index);
-      if (it == cache.end()) it = cache.emplace(index, strategies(prep, index, ctx)).first;
-      if (d.strategy < 0 || d.strategy >= static_cast<int>(it->second.size())) continue;
-      const Strat& st = it->second[d.strategy];
-      std::string consumer = op.name + (op.module > 0 ? " in " + module_pattern(prep.model->modules[op.module].name) : "");
+      const auto& strats = strategy_cache.get(prep, index, ctx, ctx_hash);
+      if (d.strategy < 0 || d.strategy >= static_cast<int>(strats.size())) continue;
+      const Strat& st = strats[d.strategy];
       current_label = st.label;
       for (size_t i = 0; i < op.inputs.size(); ++i) {
         bool repeated = false;
         for (size_t j = 0; j < i; ++j) repeated |= op.inputs[j] == op.inputs[i];
-        if (!repeated) move(op.inputs[i], st.in[i], consumer);
+        if (!repeated) move(op.inputs[i], st.in[i], index);
       }
       if (st.extra_count) {
         for (int k = 0; k < st.extra_count; ++k)

@@ -95,6 +95,8 @@ struct Prepared {
   std::vector<int> param_owner_body;      // per parameter: the body where it is local (used freely)
   std::vector<std::vector<int>> consumers;  // per tensor: the ops that read it
   std::vector<int> producer;                // per tensor: the op that made it (-1: none)
+  std::vector<uint64_t> op_signature;       // per op: equal for the same op of identical blocks
+  std::vector<std::vector<int>> segments;   // per tensor: k of later equal k-way splits of its last dim
   int64_t hidden_size = 0, vocab_size = 0;
 };
 std::shared_ptr<Prepared> prepare(const ir::ModelIR& model);
@@ -103,6 +105,17 @@ std::string module_pattern(const std::string& name);
 
 // Strategies of a leaf op on an axis (never Call / Experts).
 std::vector<Strat> strategies(const Prepared& prep, int op, const Context& ctx);
+
+// Strategies shared by the same op of identical blocks (keyed by op signature and context).
+class StrategyCache {
+ public:
+  const std::vector<Strat>& get(const Prepared& prep, int op, const Context& ctx, uint64_t ctx_hash);
+  size_t size() const { return cache_.size(); }
+  void clear() { cache_.clear(); }
+
+ private:
+  std::unordered_map<uint64_t, std::vector<Strat>> cache_;
+};
 // Time of moving a tensor from one spec to another; kind of collective (or none) through *ccl.
 double transition_us(const Prepared& prep, int tensor, Spec from, Spec to, const Context& ctx, int* ccl_kind,
                      double* bytes);
@@ -129,7 +142,11 @@ class AxisSolver {
   AxisSolver() = default;
   AxisSolution solve(const Prepared& prep, const Context& ctx);
   size_t memo_size() const { return memo_.size(); }
-  void clear() { memo_.clear(); }
+  void clear() {
+    memo_.clear();
+    strategies_.clear();
+  }
+  StrategyCache& strategy_cache() { return strategies_; }
 
   struct Exit {
     std::vector<Spec> out;
@@ -146,6 +163,7 @@ class AxisSolver {
                               uint64_t key);
   void expand(const Prepared& prep, int body, uint64_t key, int exit, AxisSolution& out);
   std::unordered_map<uint64_t, MemoEntry> memo_;
+  StrategyCache strategies_;
 };
 
 // Replays a solution: every transition and statistics reduction with its op and tensor.
@@ -170,6 +188,6 @@ struct Evaluation {
   std::vector<int> param_op;          // per parameter: the op that first used it (-1: unused)
   double kv_cache_bytes = 0;          // per device, decode
 };
-Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& solution);
+Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& solution, StrategyCache& cache);
 
 }  // namespace shardlens::plan::detail

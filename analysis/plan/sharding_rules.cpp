@@ -454,6 +454,45 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
     for (int t : body.outputs) h = mix64(h, canon(t));
     body.signature = h;
   }
+  // Op signatures: the body's content and the op's position in it.
+  p->op_signature.assign(flow.ops.size(), 0);
+  for (auto& body : p->bodies)
+    for (size_t pos = 0; pos < body.items.size(); ++pos)
+      p->op_signature[body.items[pos]] = mix64(body.signature, pos * 2654435761u + 17);
+  // Segments: a last dim later split into k equal parts (directly, after elementwise ops, or by a
+  // reshape that makes k its own dim) holds k segments: q, k and v of a fused projection.
+  p->segments.assign(flow.tensors.size(), {});
+  std::function<void(int, int, std::vector<int>&, int)> find_splits = [&](int t, int dim, std::vector<int>& ks, int depth) {
+    if (depth > 4) return;
+    for (int consumer : p->consumers[t]) {
+      const ir::Op& other = flow.ops[consumer];
+      if (other.kind == OpKind::Split && !other.dims.empty() && other.dims[0] == dim && other.sizes.size() >= 2) {
+        bool equal = std::all_of(other.sizes.begin(), other.sizes.end(), [&](int64_t v) { return v == other.sizes[0]; });
+        if (equal) ks.push_back(static_cast<int>(other.sizes.size()));
+      }
+      if (other.kind == OpKind::Reshape && !other.outputs.empty()) {
+        auto& is = flow.tensors[t].shape;
+        auto& os = flow.tensors[other.outputs[0]].shape;
+        if (os.size() > is.size() && static_cast<size_t>(dim) < os.size() && os[dim] >= 2 && os[dim] <= 4 &&
+            is[dim] % os[dim] == 0 && is[dim] != os[dim])
+          ks.push_back(static_cast<int>(os[dim]));
+      }
+      if ((other.kind == OpKind::Scale || other.kind == OpKind::Unary || other.kind == OpKind::Add) && !other.outputs.empty() &&
+          flow.tensors[other.outputs[0]].shape == flow.tensors[t].shape)
+        find_splits(other.outputs[0], dim, ks, depth + 1);
+    }
+  };
+  for (size_t i = 0; i < flow.ops.size(); ++i) {
+    const auto& op = flow.ops[i];
+    if (op.kind != OpKind::Contract || op.outputs.empty()) continue;
+    int t = op.outputs[0];
+    int last = static_cast<int>(flow.tensors[t].shape.size()) - 1;
+    if (last < 0) continue;
+    auto& ks = p->segments[t];
+    find_splits(t, last, ks, 0);
+    std::sort(ks.begin(), ks.end());
+    ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+  }
   return p;
 }
 
@@ -778,30 +817,9 @@ std::vector<Strat> strategies(const Prepared& prep, int index, const Context& ct
         else label = "expert";
         add(in, {o}, flops, true, label);
         // Per-segment column split: the output is later split into k equal segments (fused QKV).
-        if (label == "column" && opos != std::string::npos && nout) {
+        if (label == "column" && opos != std::string::npos && nout && opos + 1 == outl.size()) {
           int d = static_cast<int>(opos);
-          std::set<int> ks;
-          std::function<void(int, int)> find_splits = [&](int t, int dim) {
-            for (int consumer : prep.consumers[t]) {
-              const ir::Op& other = flow.ops[consumer];
-              if (other.kind == OpKind::Split && !other.dims.empty() && other.dims[0] == dim && other.sizes.size() >= 2) {
-                bool equal = std::all_of(other.sizes.begin(), other.sizes.end(), [&](int64_t v) { return v == other.sizes[0]; });
-                if (equal) ks.insert(static_cast<int>(other.sizes.size()));
-              }
-              if (other.kind == OpKind::Reshape && !other.outputs.empty()) {
-                // reshape(B, N, 3, H, D): the segment count appears as its own dim
-                auto& is = flow.tensors[t].shape;
-                auto& os = flow.tensors[other.outputs[0]].shape;
-                if (os.size() > is.size() && static_cast<size_t>(dim) < os.size() && os[dim] >= 2 && os[dim] <= 4 &&
-                    is[dim] % os[dim] == 0 && is[dim] != os[dim])
-                  ks.insert(static_cast<int>(os[dim]));
-              }
-              if ((other.kind == OpKind::Scale || other.kind == OpKind::Unary || other.kind == OpKind::Add) && !other.outputs.empty() &&
-                  flow.tensors[other.outputs[0]].shape == flow.tensors[t].shape)
-                find_splits(other.outputs[0], dim);
-            }
-          };
-          find_splits(op.outputs[0], d);
+          const std::vector<int>& ks = prep.segments[op.outputs[0]];
           for (int k : ks) {
             if (s % (static_cast<int64_t>(k) * n) != 0) continue;
             std::vector<Spec> sin = in;

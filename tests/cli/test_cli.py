@@ -105,6 +105,57 @@ with tempfile.TemporaryDirectory() as tmp:
     check("text folds repeated blocks", "(0-23): 24 x Block(" in out, out[:400])
     check("text has the parameter table and totals", "h.{0-23}.attn.qkv.weight" in out and "total parameters: " in out, out[-400:])
 
+    # --- shardlens plan ---------------------------------------------------------------------
+    mlp = os.path.join(FIXTURES, "mlp.py")
+    for bad, expect in [("3x", "accepted"), ("0x8", "accepted"), ("t4k", "accepted"), ("1x8x2", "accepted"), ("", "accepted")]:
+        code, out, err = run("plan", mlp, "--mesh", bad)
+        check(f"plan --mesh '{bad}' is refused with the accepted forms", code == 2 and expect in err and "t3k" in err and "galaxy" in err, err)
+    for flag, value in [("--batch", "0"), ("--batch", "-1"), ("--seq", "x"), ("--batch", "2.5")]:
+        code, out, err = run("plan", mlp, flag, value)
+        check(f"plan {flag} {value} is refused", code == 2 and "positive integer" in err, err)
+    for flag, value, words in [("--phase", "train", "prefill or decode"), ("--dtype", "int4", "bf16, fp32 or bfp8"),
+                               ("--hardware", "grayskull", "wormhole or blackhole"), ("--strategy", "pipeline", "auto or tensor"),
+                               ("--format", "yaml", "text or json")]:
+        code, out, err = run("plan", mlp, flag, value)
+        check(f"plan {flag} {value} lists what is accepted", code == 2 and words in err, err)
+    code, out, err = run("plan", mlp, "--mesh")
+    check("plan --mesh without a value is a usage error", code == 2 and "needs a value" in err, err)
+    code, out, err = run("plan", mlp, "--pin", "nope.weight=shard:0")
+    check("plan --pin of an unknown parameter is refused", code == 2 and "no parameter" in err, err)
+    code, out, err = run("plan", mlp, "--pin", "fc1.weight=sideways")
+    check("plan --pin with a bad layout is refused", code == 2 and "shard:D" in err, err)
+    code, out, err = run("plan", os.path.join(tmp, "nope.py"))
+    check("plan of a missing file exits 1", code == 1 and "cannot open" in err, err)
+
+    code, out, err = run("plan", mlp, "--mesh", "t3k", "--mesh", "1x2", "--format", "json")
+    check("plan --format json exits 0", code == 0, err)
+    j = json.loads(out) if code == 0 else {}
+    check("plan json has the stable top-level keys", {"model", "workload", "meshes", "diagnostics"} <= set(j), str(sorted(j)))
+    meshes = j.get("meshes", [])
+    check("plan json has one entry per mesh, with shape and axes",
+          [m["shape"] for m in meshes] == [[1, 8], [1, 2]] and all(m["axes"] == ["batch", "model"] for m in meshes), str(meshes)[:300])
+    if meshes:
+        m = meshes[0]
+        check("plan json mesh keys", {"parameters", "collectives", "totals", "alternatives"} <= set(m), str(sorted(m)))
+        params = {p["name"]: p for p in m["parameters"]}
+        check("plan json parameters: layout and spec", params["fc1.weight"]["layout"] == "column" and params["fc1.weight"]["spec"] == ["model", None]
+              and params["fc2.weight"]["spec"] == [None, "model"], str(params)[:300])
+        c = m["collectives"][0] if m["collectives"] else {}
+        check("plan json collectives: kind, axis, count, bytes, at, why",
+              c.get("kind") == "all_reduce" and c.get("axis") == "model" and c.get("count") == 1 and c.get("bytes") == 8192
+              and c.get("at") == "fc2" and "partial" in c.get("why", ""), str(c))
+        t = m["totals"]
+        check("plan json totals", {"collectives", "bytes", "est_time_us", "compute_parallel_fraction", "memory_per_device_bytes"} <= set(t)
+              and t["collectives"] == 1 and 0.9 < t["compute_parallel_fraction"] <= 1.0, str(t))
+        check("plan json alternatives carry totals and why_rejected",
+              all({"name", "totals", "why_rejected"} <= set(a) for a in m["alternatives"]) and any(a["name"] == "replicated" for a in m["alternatives"]),
+              str(m["alternatives"])[:300])
+
+    code, out, err = run("plan", os.path.join(FIXTURES, "llama.py"), "--mesh", "1x32")
+    check("plan text: divisibility diagnostic points at the config field",
+          code == 0 and "llama.py:15:5: warning [divisibility-kv-heads]" in out, out[-600:])
+    check("plan text: a per-component table with a Total row", "layers.*" in out and "Total" in out and "rejected:" in out, out[:600])
+
 failed = results.count(False)
 print(f"{len(results) - failed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
