@@ -130,11 +130,9 @@ void run(const std::string& name, const std::string& path, const std::string& ed
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "bench/models";
   std::string only = argc > 2 ? argv[2] : "";
-  if (only == "dense") {
+  if (only == "dense" || only.empty())
     run("dense 405B-class (126 layers)", dir + "/dense_405b.py", "F.silu(self.w1(x))", "F.gelu(self.w1(x))");
-    return 0;
-  }
-  run("dense 405B-class (126 layers)", dir + "/dense_405b.py", "F.silu(self.w1(x))", "F.gelu(self.w1(x))");
-  run("MoE (61 layers, 256 experts)", dir + "/moe_61.py", "F.silu(self.w1(x))", "F.gelu(self.w1(x))");
+  if (only == "moe" || only.empty())
+    run("MoE (61 layers, 256 experts)", dir + "/moe_61.py", "F.silu(self.w1(x))", "F.gelu(self.w1(x))");
   return 0;
 }

@@ -85,6 +85,8 @@ class MeshPlanner {
     return Spec::R();
   }
 
+  // Solves; totals come from the solver's per-body aggregates. `detail()` then lists every
+  // collective (needed only for the plan that is reported).
   Solved run(const std::string& name, const Context& ctx, std::vector<std::string> axes) {
     Solved s;
     s.name = name;
@@ -96,23 +98,33 @@ class MeshPlanner {
       s.infeasible_why = "no layout satisfies the constraints";
       return s;
     }
-    s.ev = evaluate(prep_, ctx, s.sol, solver_.strategy_cache());
-    s.totals = totals_of(s);
+    const Aggregate& a = s.sol.totals;
+    Totals& t = s.totals;
+    t.collectives = a.collectives;
+    t.bytes = a.bytes;
+    t.ccl_us = a.ccl_us;
+    t.compute_us = a.compute_us;
+    t.est_time_us = a.ccl_us + a.compute_us;
+    t.compute_parallel_fraction = a.flops > 0 ? a.parallel_flops / a.flops : 0;
+    t.parameter_bytes_per_device = a.parameter_bytes + untraced_parameter_bytes(ctx);
+    t.kv_cache_bytes_per_device = a.kv_cache_bytes;
+    t.memory_per_device_bytes = t.parameter_bytes_per_device + t.kv_cache_bytes_per_device;
     return s;
   }
 
-  Totals totals_of(const Solved& s) const {
-    Totals t;
-    t.collectives = static_cast<int>(s.ev.events.size());
-    for (auto& e : s.ev.events) t.bytes += e.bytes;
-    t.ccl_us = s.ev.ccl_us;
-    t.compute_us = s.ev.compute_us;
-    t.est_time_us = t.ccl_us + t.compute_us;
-    t.compute_parallel_fraction = s.ev.flops > 0 ? s.ev.parallel_flops / s.ev.flops : 0;
-    t.parameter_bytes_per_device = parameter_bytes(s);
-    t.kv_cache_bytes_per_device = s.ev.kv_cache_bytes;
-    t.memory_per_device_bytes = t.parameter_bytes_per_device + t.kv_cache_bytes_per_device;
-    return t;
+  void detail(Solved& s) {
+    if (!s.feasible || !s.ev.op_label.empty()) return;
+    s.ev = evaluate(prep_, s.ctx, s.sol, solver_.strategy_cache());
+  }
+
+  // Parameters the traced forward never reads (kept whole), except other experts of a list,
+  // which the experts' aggregate already counts.
+  double untraced_parameter_bytes(const Context& ctx) const {
+    double total = 0;
+    for (size_t i = 0; i < model_.parameters.size(); ++i)
+      if (!traced_[i] && expert_list_of_[i] < 0 && model_.parameters[i].shape_known)
+        total += static_cast<double>(model_.parameters[i].numel()) * ctx.workload.dtype_bytes();
+    return total;
   }
 
   // Expert lists whose experts are spread over devices (expert parallel), by module index.
@@ -135,6 +147,9 @@ class MeshPlanner {
     representative_.resize(model_.parameters.size());
     for (size_t i = 0; i < representative_.size(); ++i) representative_[i] = static_cast<int>(i);
     expert_list_of_.assign(model_.parameters.size(), -1);
+    traced_.assign(model_.parameters.size(), 0);
+    for (auto& t : flow.tensors)
+      if (t.parameter >= 0) traced_[t.parameter] = 1;
     std::function<void(int, const std::string&, std::map<std::string, int>&)> collect =
         [&](int m, const std::string& rel, std::map<std::string, int>& out) {
           const auto& mod = model_.modules[m];
@@ -163,30 +178,13 @@ class MeshPlanner {
     }
   }
 
-  double parameter_bytes(const Solved& s) const {
-    double total = 0;
-    auto ep = expert_parallel_lists(s);
-    for (size_t i = 0; i < model_.parameters.size(); ++i) {
-      const auto& p = model_.parameters[i];
-      if (!p.shape_known) continue;
-      double b = static_cast<double>(p.numel()) * s.ctx.workload.dtype_bytes();
-      int list = expert_list_of_[i];
-      if (list >= 0 && ep.count(list)) {
-        total += b / s.ctx.n;
-        continue;
-      }
-      int r = representative(static_cast<int>(i));
-      total += s.ev.param_spec[r].sharded() ? b / s.ctx.n : b;
-    }
-    return total;
-  }
-
   const ir::ModelIR& model_;
   const Prepared& prep_;
   const PlanOptions& opt_;
   AxisSolver& solver_;
   std::vector<int> representative_;  // per parameter: the parameter whose layout it shares
   std::vector<int> expert_list_of_;  // per parameter: the expert list module it belongs to, or -1
+  std::vector<char> traced_;         // per parameter: read by the traced forward
 };
 
 std::string layout_of(const std::string& label, Spec spec, bool expert_parallel, const ir::Op* op) {
@@ -439,7 +437,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         }
         a.totals = s.totals;
         // Same plan as the chosen one: not an alternative.
-        bool same = s.ev.events.size() == chosen.ev.events.size() && std::abs(s.totals.est_time_us - chosen.totals.est_time_us) < 1e-6;
+        bool same = s.totals.collectives == chosen.totals.collectives && std::abs(s.totals.est_time_us - chosen.totals.est_time_us) < 1e-6;
         if (same) continue;
         double dt = s.totals.est_time_us - chosen.totals.est_time_us;
         std::ostringstream why;
@@ -453,6 +451,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       }
     }
     // Parameters.
+    planner.detail(chosen);
     auto ep = planner.expert_parallel_lists(chosen);
     for (size_t i = 0; i < model.parameters.size(); ++i) {
       const auto& p = model.parameters[i];
@@ -465,13 +464,11 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       Spec spec = chosen.ev.param_spec[r];
       int op = chosen.ev.param_op[r];
       pl.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel, op >= 0 ? &flow.ops[op] : nullptr);
-      if (expert_parallel || spec.kind == kSegments) {
-        pl.spec = std::nullopt;
-      } else {
-        std::vector<std::vector<std::string>> s(p.shape.size());
-        if (spec.kind == kSharded && spec.dim >= 0 && static_cast<size_t>(spec.dim) < s.size()) s[spec.dim] = chosen.axes;
-        pl.spec = s;
-      }
+      pl.rank = static_cast<int>(p.shape.size());
+      pl.writable = !(expert_parallel || spec.kind == kSegments);
+      static const std::vector<std::string> kModel{"model"}, kBoth{"batch", "model"};
+      pl.axes = chosen.axes.size() > 1 ? &kBoth : &kModel;
+      if (spec.kind == kSharded) pl.sharded_dim = spec.dim;
       std::string why_key = pl.layout;
       if (pl.layout == "replicated") {
         if (op < 0) why_key = "replicated-unused";
@@ -526,24 +523,34 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       int end = op.kind == OpKind::Call || op.kind == OpKind::Experts ? op.end : i + 1;
       std::string name = model.modules[op.module].name;
       uint64_t sig = prep->body_of_op[i] >= 0 ? prep->bodies[prep->body_of_op[i]].signature : std::hash<std::string>()(name);
+      // Per-instance figures are averages over the folded instances (their plans may differ at the
+      // edges: the first block receives the embedding's layout).
+      auto add_costs = [&](ComponentPlan& cp, int n_before) {
+        double ccls = 0, bytes = 0, ccl_us = 0, compute = 0;
+        for (auto& e : chosen.ev.events)
+          if (e.op >= i && e.op < end) {
+            ccls += 1;
+            bytes += e.bytes;
+            ccl_us += e.time_us;
+          }
+        for (int k = i; k < end; ++k) compute += chosen.ev.op_compute_us[k];
+        double n = n_before + 1;
+        cp.bytes = (cp.bytes * n_before + bytes) / n;
+        cp.ccl_us = (cp.ccl_us * n_before + ccl_us) / n;
+        cp.compute_us = (cp.compute_us * n_before + compute) / n;
+        cp.collectives_total += static_cast<int>(ccls);
+        cp.collectives = static_cast<int>(std::lround(cp.collectives_total / n));
+      };
       if (!mp.components.empty() && mp.components.back().module == module_pattern(name) && last_signature_ == sig && op.kind == OpKind::Call) {
+        add_costs(mp.components.back(), mp.components.back().count);
         mp.components.back().count++;
         continue;
-      }
-      if (!mp.components.empty() && mp.components.back().module == name && op.kind != OpKind::Call) {
-        // several ops of one built-in layer (rare): merge
       }
       ComponentPlan cp;
       cp.module = op.kind == OpKind::Call ? module_pattern(name) : name;
       cp.class_name = model.modules[op.module].class_name;
       cp.span = op.kind == OpKind::Call ? model.modules[op.module].span : op.span;
-      for (auto& e : chosen.ev.events)
-        if (e.op >= i && e.op < end) {
-          cp.collectives++;
-          cp.bytes += e.bytes;
-          cp.ccl_us += e.time_us;
-        }
-      for (int k = i; k < end; ++k) cp.compute_us += chosen.ev.op_compute_us[k];
+      add_costs(cp, 0);
       // Layout summary: the weights this component's ops read (tied ones included), by layout.
       std::map<std::string, std::vector<std::string>> by_layout;
       std::set<int> listed;

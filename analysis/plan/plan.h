@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/model_ir.h"
@@ -40,11 +41,20 @@ struct PlanOptions {
 struct ParameterLayout {
   std::string name;
   std::string layout;  // replicated | column | row | column_segments | vocab | hidden | expert | sequence | batch
-  // The xs.mark_sharding partition spec: one entry per dim, each a list of mesh axis names (empty =
-  // not sharded). nullopt: the layout cannot be written on the parameter as it is.
-  std::optional<std::vector<std::vector<std::string>>> spec;
+  bool writable = true;   // false: the layout cannot be written as a spec on the parameter as it is
+  int rank = 0;
+  int sharded_dim = -1;   // the dim split over `axes` (-1: none)
+  const std::vector<std::string>* axes = nullptr;  // ("model") or ("batch", "model"); owned by the planner
   ir::Span span;
-  std::string why;
+  std::string_view why;   // static text
+  // The xs.mark_sharding partition spec: one entry per dim, each a list of mesh axis names (empty =
+  // not sharded); nullopt when not writable.
+  std::optional<std::vector<std::vector<std::string>>> spec() const {
+    if (!writable) return std::nullopt;
+    std::vector<std::vector<std::string>> s(static_cast<size_t>(rank));
+    if (sharded_dim >= 0 && sharded_dim < rank && axes) s[sharded_dim] = *axes;
+    return s;
+  }
 };
 
 struct Collective {
@@ -84,10 +94,11 @@ struct ComponentPlan {
   std::string class_name;
   int count = 1;            // how many identical instances
   std::string layout;       // short summary: "qkv column_segments, proj row"
-  int collectives = 0;      // per instance
-  double bytes = 0;         // per instance
-  double ccl_us = 0;        // per instance
-  double compute_us = 0;    // per instance
+  int collectives = 0;      // per instance (rounded average)
+  int collectives_total = 0;  // over all instances
+  double bytes = 0;         // per instance (average)
+  double ccl_us = 0;        // per instance (average)
+  double compute_us = 0;    // per instance (average)
   ir::Span span;
 };
 

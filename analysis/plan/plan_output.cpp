@@ -67,9 +67,9 @@ nlohmann::json to_json(const PlanResult& r, const ir::ModelIR& model, const Plan
     m["parameters"] = nlohmann::json::array();
     for (auto& p : mp.parameters) {
       nlohmann::json spec = nullptr;
-      if (p.spec) {
+      if (auto full = p.spec()) {
         spec = nlohmann::json::array();
-        for (auto& axes : *p.spec) {
+        for (auto& axes : *full) {
           if (axes.empty()) spec.push_back(nullptr);
           else if (axes.size() == 1) spec.push_back(axes[0]);
           else spec.push_back(axes);
@@ -92,7 +92,7 @@ nlohmann::json to_json(const PlanResult& r, const ir::ModelIR& model, const Plan
     m["components"] = nlohmann::json::array();
     for (auto& c : mp.components)
       m["components"].push_back({{"module", c.module}, {"class", c.class_name}, {"count", c.count}, {"layout", c.layout},
-                                 {"collectives", c.collectives}, {"bytes", static_cast<long long>(std::llround(c.bytes))},
+                                 {"collectives", c.collectives}, {"collectives_total", c.collectives_total}, {"bytes", static_cast<long long>(std::llround(c.bytes))},
                                  {"ccl_us", c.ccl_us}, {"compute_us", c.compute_us}, {"span", span_json(c.span)}});
     m["notes"] = mp.notes;
     j["meshes"].push_back(m);
@@ -122,10 +122,10 @@ std::string to_text(const PlanResult& r, const ir::ModelIR& model, const PlanOpt
     for (auto& c : mp.components) {
       std::string layout = c.layout.size() > 52 ? c.layout.substr(0, 49) + "..." : c.layout;
       std::snprintf(line, sizeof line, "  %-28s %5d  %-52s %6d %11s %11s\n", (c.module.empty() ? c.class_name : c.module).c_str(),
-                    c.count, layout.c_str(), c.collectives * c.count, human_bytes(c.bytes * c.count).c_str(),
+                    c.count, layout.c_str(), c.collectives_total, human_bytes(c.bytes * c.count).c_str(),
                     human_us(c.ccl_us * c.count).c_str());
       out << line;
-      total_ccl += c.collectives * c.count;
+      total_ccl += c.collectives_total;
     }
     std::snprintf(line, sizeof line, "  %-28s %5s  %-52s %6d %11s %11s\n", "Total", "", "", mp.totals.collectives,
                   human_bytes(mp.totals.bytes).c_str(), human_us(mp.totals.ccl_us).c_str());

@@ -238,6 +238,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
             if (op.inputs.size() > 1 && !move(node.state, op.inputs[1], ps, n.cost, n.state)) return;
             if (live_after(op.outputs[0], p)) put(n.state, op.outputs[0], out);
             n.decision.experts_mode = mode;
+            n.decision.experts_tokens = xs;
             n.nested = nested;
             relax(std::move(n));
           };
@@ -318,6 +319,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
   }
 
   MemoEntry entry_result;
+  entry_result.entry = entry;
   if (layers.size() == body.items.size() + 1) {
     std::map<std::vector<uint32_t>, int> best;  // out specs -> exit index
     const auto& last = layers.back();
@@ -376,6 +378,150 @@ void AxisSolver::expand(const Prepared& prep, int b, uint64_t key, int exit, Axi
   }
 }
 
+namespace {
+
+// Bytes of the KV cache an attention op keeps in decode: keys and values before any GQA repeat.
+double kv_cache_bytes(const Prepared& prep, const ir::Op& op, const Context& ctx) {
+  const auto& flow = prep.model->dataflow;
+  double cache = 0;
+  for (int i = 1; i <= 2 && i < static_cast<int>(op.inputs.size()); ++i) {
+    int t = op.inputs[i];
+    for (int hops = 0; hops < 4; ++hops) {
+      int k = prep.producer[t];
+      if (k < 0 || flow.ops[k].kind != OpKind::Repeat) break;
+      t = flow.ops[k].inputs[0];
+    }
+    cache += tensor_bytes(prep, t, ctx) * static_cast<double>(ctx.workload.seq);
+  }
+  return cache;
+}
+
+}  // namespace
+
+const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key, int exit, const Context& ctx,
+                                       uint64_t ctx_hash) {
+  uint64_t akey = mix64(key, static_cast<uint64_t>(exit) + 0x1234);
+  if (auto it = aggregates_.find(akey); it != aggregates_.end()) return it->second;
+  const auto& flow = prep.model->dataflow;
+  const auto& body = prep.bodies[b];
+  const MemoEntry& me = memo_.at(key);
+  const Exit& ex = me.exits[exit];
+  Aggregate agg;
+  std::unordered_map<int, Spec> state;
+  for (size_t i = 0; i < body.ext.size() && i < me.entry.size(); ++i) state[body.ext[i]] = me.entry[i];
+  auto charge = [&](Ccl kind, double bytes, double times) {
+    agg.ccl_us += collective_us(ctx, kind, bytes) * times;
+    agg.bytes += bytes * times;
+    agg.collectives += static_cast<int>(std::lround(times));
+  };
+  auto move = [&](int t, Spec to) {
+    auto it = state.find(t);
+    if (it == state.end()) {
+      if (flow.tensors[t].parameter >= 0) {
+        double b = tensor_bytes(prep, t, ctx);
+        agg.parameter_bytes += to.sharded() ? b / ctx.n : b;
+      }
+      state[t] = to;
+      return;
+    }
+    int kind;
+    double bytes;
+    transition_us(prep, t, it->second, to, ctx, &kind, &bytes);
+    if (kind >= 0) charge(static_cast<Ccl>(kind), bytes, 1);
+    it->second = to;
+  };
+  auto pinned = [&](const ir::Op& op, int t, Spec s) {
+    if (op.module >= 0)
+      if (auto it = ctx.pinned_outputs.find(op.module); it != ctx.pinned_outputs.end() && !(it->second == s)) {
+        int kind;
+        double bytes;
+        transition_us(prep, t, s, it->second, ctx, &kind, &bytes);
+        if (kind >= 0) charge(static_cast<Ccl>(kind), bytes, 1);
+        s = it->second;
+      }
+    state[t] = s;
+  };
+  for (size_t pos = 0; pos < body.items.size(); ++pos) {
+    int index = body.items[pos];
+    const ir::Op& op = flow.ops[index];
+    const Decision& d = ex.decisions[pos];
+    if (op.kind == OpKind::Call) {
+      int nb = prep.body_of_op[index];
+      size_t fi = 0;
+      for (int t : prep.bodies[nb].ext)
+        if (!state.count(t) && (flow.tensors[t].parameter >= 0 || flow.tensors[t].buffer >= 0) && fi < d.free_specs.size()) {
+          Spec s = d.free_specs[fi++];
+          if (flow.tensors[t].parameter >= 0) {
+            double b = tensor_bytes(prep, t, ctx);
+            agg.parameter_bytes += s.sharded() ? b / ctx.n : b;
+          }
+          state[t] = s;
+        }
+      auto [nkey, nexit] = ex.nested[pos];
+      agg.add(aggregate(prep, nb, nkey, nexit, ctx, ctx_hash), 1, 1);
+      const auto& nout = memo_.at(nkey).exits[nexit].out;
+      for (size_t o = 0; o < op.outputs.size() && o < nout.size(); ++o) pinned(op, op.outputs[o], nout[o]);
+      continue;
+    }
+    if (op.kind == OpKind::Experts) {
+      int nb = prep.body_of_op[index];
+      const int64_t E = op.sizes[0], K = op.sizes[1], T = op.sizes[2];
+      double tokens = std::max(1.0, static_cast<double>(T) * ctx.activation_scale);
+      double active = std::min(static_cast<double>(E), tokens * static_cast<double>(K));
+      double per_device = std::ceil(active / ctx.n);
+      Spec xs = d.experts_mode == 3 ? d.experts_tokens : Spec::R();
+      move(op.inputs[0], xs);
+      if (op.inputs.size() > 1) move(op.inputs[1], xs);
+      auto [nkey, nexit] = ex.nested[pos];
+      const Aggregate& sub = aggregate(prep, nb, nkey, nexit, ctx, ctx_hash);
+      bool spread = d.experts_mode >= 2;
+      agg.add(sub, spread ? per_device : active, spread ? static_cast<double>(E) / ctx.n : static_cast<double>(E));
+      Spec out = Spec::R();
+      if (d.experts_mode == 1) {
+        const auto& nout = memo_.at(nkey).exits[nexit].out;
+        out = nout.empty() ? Spec::R() : nout[0];
+        if (out.kind == kSharded) out = Spec::S(static_cast<int>(flow.tensors[op.inputs[0]].shape.size()) - 1);
+      }
+      if (d.experts_mode == 2) out = Spec::P();
+      if (d.experts_mode == 3) {
+        out = xs;
+        double dispatch = static_cast<double>(T) * static_cast<double>(K) *
+                          static_cast<double>(flow.tensors[op.inputs[0]].shape.back()) * ctx.workload.dtype_bytes() * ctx.activation_scale;
+        charge(Ccl::AllToAll, dispatch, 2);
+      }
+      pinned(op, op.outputs[0], out);
+      continue;
+    }
+    const auto& strats = strategies_.get(prep, index, ctx, ctx_hash);
+    if (d.strategy < 0 || d.strategy >= static_cast<int>(strats.size())) continue;
+    const Strat& st = strats[d.strategy];
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      bool repeated = false;
+      for (size_t j = 0; j < i; ++j) repeated |= op.inputs[j] == op.inputs[i];
+      if (!repeated) move(op.inputs[i], st.in[i]);
+    }
+    if (st.extra_count) charge(Ccl::AllReduce, st.extra_bytes, st.extra_count);
+    agg.compute_us += st.compute_us;
+    agg.flops += st.flops;
+    if (st.split) agg.parallel_flops += st.flops;
+    if (op.kind == OpKind::Attention && ctx.workload.phase == Phase::Decode) {
+      double cache = kv_cache_bytes(prep, op, ctx);
+      agg.kv_cache_bytes += st.split ? cache / ctx.n : cache;
+    }
+    for (size_t o = 0; o < op.outputs.size() && o < st.out.size(); ++o) pinned(op, op.outputs[o], st.out[o]);
+  }
+  if (b == 0)
+    for (int t : body.outputs) {
+      auto it = state.find(t);
+      if (it == state.end()) continue;
+      int kind;
+      double bytes;
+      transition_us(prep, t, it->second, Spec::R(), ctx, &kind, &bytes);
+      if (kind >= 0) charge(static_cast<Ccl>(kind), bytes, 1);
+    }
+  return aggregates_.emplace(akey, agg).first->second;
+}
+
 AxisSolution AxisSolver::solve(const Prepared& prep, const Context& ctx) {
   AxisSolution sol;
   const auto& flow = prep.model->dataflow;
@@ -390,6 +536,7 @@ AxisSolution AxisSolver::solve(const Prepared& prep, const Context& ctx) {
   sol.feasible = true;
   sol.cost = me.exits[best].cost;
   expand(prep, 0, key, best, sol);
+  sol.totals = aggregate(prep, 0, key, best, ctx, ctx.hash());
   return sol;
 }
 
@@ -508,9 +655,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         std::string label = "replicated";
         if (d.experts_mode == 2) { out = Spec::P(); body_mult = per_device; label = "expert (replicated tokens)"; }
         if (d.experts_mode == 3) {
-          // the token dim chosen: find it from the output spec the search left
-          for (int dd = 0; dd + 1 < static_cast<int>(flow.tensors[op.inputs[0]].shape.size()); ++dd)
-            if (flow.tensors[op.inputs[0]].shape[dd] % ctx.n == 0 && flow.tensors[op.inputs[0]].shape[dd] >= ctx.n) { xs = Spec::S(dd); break; }
+          xs = d.experts_tokens;
           out = xs;
           body_mult = per_device;
           label = "expert (all-to-all)";
@@ -555,17 +700,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
                  "statistics of " + op.name + " over the sharded dim", true);
       }
       if (op.kind == OpKind::Attention && ctx.workload.phase == Phase::Decode) {
-        // The KV cache this layer keeps: the keys and values before any GQA repeat, for the context.
-        double cache = 0;
-        for (int i = 1; i <= 2 && i < static_cast<int>(op.inputs.size()); ++i) {
-          int t = op.inputs[i];
-          for (int hops = 0; hops < 4; ++hops) {  // look through repeat_interleave to the stored heads
-            int k = prep.producer[t];
-            if (k < 0 || flow.ops[k].kind != OpKind::Repeat) break;
-            t = flow.ops[k].inputs[0];
-          }
-          cache += tensor_bytes(prep, t, ctx) * static_cast<double>(ctx.workload.seq);
-        }
+        double cache = kv_cache_bytes(prep, op, ctx);
         ev.kv_cache_bytes += (st.split ? cache / ctx.n : cache) * mult;
       }
       ev.compute_us += st.compute_us * mult;

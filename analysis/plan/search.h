@@ -3,6 +3,7 @@
 // (body content, entry specs, context) so that repeated blocks and unchanged classes are solved once.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -129,9 +130,28 @@ struct Decision {
   int strategy = -1;                   // leaf ops
   std::vector<Spec> free_specs;        // Call: specs chosen for free ext tensors at entry
   int experts_mode = -1;               // Experts: 0 replicated, 1 tensor, 2 expert-local, 3 expert all-to-all
+  Spec experts_tokens;                 // Experts: the spec its tokens (and the result) take
+};
+
+// What a solved plan adds up to, without listing every collective (cheap: per solved body, memoized).
+struct Aggregate {
+  double compute_us = 0, ccl_us = 0, bytes = 0, flops = 0, parallel_flops = 0, kv_cache_bytes = 0;
+  int collectives = 0;
+  double parameter_bytes = 0;  // per device, parameters first used in this body
+  void add(const Aggregate& o, double times, double parameter_times) {
+    compute_us += o.compute_us * times;
+    ccl_us += o.ccl_us * times;
+    bytes += o.bytes * times;
+    flops += o.flops * times;
+    parallel_flops += o.parallel_flops * times;
+    kv_cache_bytes += o.kv_cache_bytes * times;
+    collectives += static_cast<int>(std::lround(o.collectives * times));
+    parameter_bytes += o.parameter_bytes * parameter_times;
+  }
 };
 struct AxisSolution {
   bool feasible = false;
+  Aggregate totals;                    // of the whole plan (see Aggregate)
   double cost = 0;                     // the search objective (time + decision weights)
   std::vector<Decision> decisions;     // per op
   std::vector<Spec> param_specs;       // per parameter, as stored
@@ -144,6 +164,7 @@ class AxisSolver {
   size_t memo_size() const { return memo_.size(); }
   void clear() {
     memo_.clear();
+    aggregates_.clear();
     strategies_.clear();
   }
   StrategyCache& strategy_cache() { return strategies_; }
@@ -155,6 +176,7 @@ class AxisSolver {
     std::vector<std::pair<uint64_t, int>> nested;  // per item: (memo key, exit) of Calls / Experts bodies
   };
   struct MemoEntry {
+    std::vector<Spec> entry;
     std::vector<Exit> exits;
   };
 
@@ -162,7 +184,9 @@ class AxisSolver {
   const MemoEntry& solve_body(const Prepared& prep, int body, const std::vector<Spec>& entry, const Context& ctx,
                               uint64_t key);
   void expand(const Prepared& prep, int body, uint64_t key, int exit, AxisSolution& out);
+  const Aggregate& aggregate(const Prepared& prep, int body, uint64_t key, int exit, const Context& ctx, uint64_t ctx_hash);
   std::unordered_map<uint64_t, MemoEntry> memo_;
+  std::unordered_map<uint64_t, Aggregate> aggregates_;  // by (memo key, exit)
   StrategyCache strategies_;
 };
 

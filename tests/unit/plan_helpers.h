@@ -63,8 +63,9 @@ inline int count_at(const plan::MeshPlan& mp, const std::string& kind, const std
 
 inline std::vector<std::string> spec(const plan::ParameterLayout& p) {
   std::vector<std::string> out;
-  REQUIRE(p.spec);
-  for (auto& axes : *p.spec) {
+  auto full = p.spec();
+  REQUIRE(full);
+  for (auto& axes : *full) {
     std::string s;
     for (auto& a : axes) s += (s.empty() ? "" : "+") + a;
     out.push_back(s.empty() ? "-" : s);

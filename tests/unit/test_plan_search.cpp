@@ -325,3 +325,37 @@ TEST_CASE("Every mesh of a request is planned; 2-D meshes use their rows", "[pla
       CHECK(spec(param(g, "layers.0.feed_forward.w1.weight"))[0] == "batch+model");
   }
 }
+
+TEST_CASE("Totals from the memoized aggregates equal the listed collectives", "[plan][search]") {
+  struct Case {
+    std::string text;
+    plan::Phase phase;
+  };
+  for (auto& c : std::vector<Case>{{fixture("gpt.py"), plan::Phase::Decode},
+                                   {fixture("moe.py"), plan::Phase::Prefill},
+                                   {fixture("moe.py"), plan::Phase::Decode},
+                                   {fixture("vae_block.py"), plan::Phase::Decode},
+                                   {fixture("llama.py"), plan::Phase::Prefill}}) {
+    plan::PlanOptions o;
+    o.meshes = {mesh("1x8"), mesh("2x4")};
+    o.workload.phase = c.phase;
+    o.workload.seq = 256;
+    auto p = plan_script(c.text, o);
+    for (auto& mp : p.result.meshes) {
+      CAPTURE(p.model.model, mp.mesh.shape_string(), static_cast<int>(c.phase));
+      int count = 0;
+      double bytes = 0, time = 0;
+      for (auto& col : mp.collectives) {
+        count += col.count;
+        bytes += col.bytes * col.count;
+        time += col.time_us * col.count;
+      }
+      CHECK(count == mp.totals.collectives);
+      CHECK(bytes == Approx(mp.totals.bytes).epsilon(1e-9));
+      CHECK(time == Approx(mp.totals.ccl_us).epsilon(1e-9));
+      double compute = 0;
+      for (auto& comp : mp.components) compute += comp.compute_us * comp.count;
+      CHECK(compute <= mp.totals.compute_us + 1e-6);
+    }
+  }
+}
