@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -23,7 +25,8 @@ namespace {
 // (tt-metal CCL_bandwidth.md fits; SHARDING.md §4) and loses to the one with fewer collectives.
 constexpr double kCclDecisionWeightUs = 10.0;
 // Device memory kept free for activations, program binaries and the runtime: plans must fit in
-// this share of DRAM. (tt-metal reserves DRAM for kernels and trace buffers; 10 % is a planning margin.)
+// this share of DRAM. A planning margin, not a measured figure: tt-metal reserves DRAM for kernel
+// binaries, trace buffers and CCL scratch, and activations are not counted in the estimate.
 constexpr double kUsableDramFraction = 0.9;
 // A plan common to every requested mesh is preferred when it is within this of each mesh's best.
 constexpr double kCommonPlanTolerance = 0.05;
@@ -114,6 +117,7 @@ class MeshPlanner {
 
   void detail(Solved& s) {
     if (!s.feasible || !s.ev.op_label.empty()) return;
+    solver_.expand_decisions(prep_, s.sol);
     s.ev = evaluate(prep_, s.ctx, s.sol, solver_.strategy_cache());
   }
 
@@ -142,7 +146,8 @@ class MeshPlanner {
   int expert_list_of(int param) const { return expert_list_of_[param]; }
 
   void index_experts() {
-    // Every expert's parameters map to expert 0's by their name relative to the expert.
+    // Identical experts list their parameters in the same order (named_parameters order of the
+    // subtree): the k-th parameter of every expert shares the layout of expert 0's k-th.
     const auto& flow = model_.dataflow;
     representative_.resize(model_.parameters.size());
     for (size_t i = 0; i < representative_.size(); ++i) representative_[i] = static_cast<int>(i);
@@ -150,33 +155,29 @@ class MeshPlanner {
     traced_.assign(model_.parameters.size(), 0);
     for (auto& t : flow.tensors)
       if (t.parameter >= 0) traced_[t.parameter] = 1;
-    std::function<void(int, const std::string&, std::map<std::string, int>&)> collect =
-        [&](int m, const std::string& rel, std::map<std::string, int>& out) {
-          const auto& mod = model_.modules[m];
-          for (int p : mod.parameters) {
-            const std::string& name = model_.parameters[p].name;
-            out[rel + name.substr(name.rfind('.') + 1)] = p;
-          }
-          for (size_t c = 0; c < mod.children.size(); ++c) collect(mod.children[c], rel + mod.child_keys[c] + ".", out);
-        };
+    std::function<void(int, std::vector<int>&)> collect = [&](int m, std::vector<int>& out) {
+      const auto& mod = model_.modules[m];
+      out.insert(out.end(), mod.parameters.begin(), mod.parameters.end());
+      for (int c : mod.children) collect(c, out);
+    };
     for (auto& op : flow.ops) {
       if (op.kind != OpKind::Experts || op.module < 0) continue;
       const auto& list = model_.modules[op.module];
       if (list.children.empty()) continue;
-      std::map<std::string, int> first;
-      collect(list.children[0], "", first);
-      for (auto& [rel, p] : first) expert_list_of_[p] = op.module;
+      std::vector<int> first, other;
+      collect(list.children[0], first);
+      for (int p : first) expert_list_of_[p] = op.module;
       for (size_t c = 1; c < list.children.size(); ++c) {
-        std::map<std::string, int> other;
-        collect(list.children[c], "", other);
-        for (auto& [rel, p] : other) {
-          expert_list_of_[p] = op.module;
-          auto it = first.find(rel);
-          if (it != first.end()) representative_[p] = it->second;
+        other.clear();
+        collect(list.children[c], other);
+        for (size_t k = 0; k < other.size(); ++k) {
+          expert_list_of_[other[k]] = op.module;
+          if (k < first.size()) representative_[other[k]] = first[k];
         }
       }
     }
   }
+
 
   const ir::ModelIR& model_;
   const Prepared& prep_;
@@ -187,14 +188,13 @@ class MeshPlanner {
   std::vector<char> traced_;         // per parameter: read by the traced forward
 };
 
-std::string layout_of(const std::string& label, Spec spec, bool expert_parallel, const ir::Op* op) {
+std::string_view layout_of(const std::string& label, Spec spec, bool expert_parallel) {
   if (expert_parallel) return "expert";
   if (!spec.sharded()) return "replicated";
-  if (spec.kind == kSegments) return "column_segments";
-  if (label == "column" || label == "row" || label == "vocab" || label == "hidden" || label == "expert") return label;
-  if (label == "column_segments") return "column_segments";
-  if (op && op->kind == OpKind::Norm) return "hidden";
-  return "hidden";
+  if (spec.kind == kSegments || label == "column_segments") return "column_segments";
+  for (std::string_view named : {"column", "row", "vocab", "hidden", "expert"})
+    if (label == named) return named;
+  return "hidden";  // norm weights and other per-feature vectors sharded with their activation
 }
 
 std::string layout_why_text(const std::string& layout);
@@ -266,7 +266,18 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     result.error = "the model's forward() could not be traced" + (flow.error.empty() ? std::string() : ": " + flow.error);
     return result;
   }
+  // SHARDLENS_PLAN_TIMING=1: time per planning phase on stderr (for the benchmark's breakdown).
+  static const bool timing = std::getenv("SHARDLENS_PLAN_TIMING") != nullptr;
+  std::map<std::string, double> phase_ms;
+  auto tick = std::chrono::steady_clock::now();
+  auto phase = [&](const char* name) {
+    if (!timing) return;
+    auto now = std::chrono::steady_clock::now();
+    phase_ms[name] += std::chrono::duration<double, std::milli>(now - tick).count();
+    tick = now;
+  };
   auto prep = prepare(model);
+  phase("prepare");
   // Bounded memory: a long editing session must not grow the memo without limit.
   if (solver_->memo_size() > 200000) solver_->clear();
   AxisSolver& solver = *solver_;
@@ -287,6 +298,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
 
   const Hardware& hw = *options.hardware;
   for (const Mesh& mesh : options.meshes) {
+    phase("other");
     MeshPlan mp;
     mp.mesh = mesh;
     Context base = planner.base_context(mesh);
@@ -383,6 +395,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       }
       mp.alternatives.push_back(a);
     }
+    phase("modes + memory");
     // Alternatives on the model axis: what the other strategy families would cost.
     if (options.alternatives && mesh.cols > 1) {
       struct Alt {
@@ -450,6 +463,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         mp.alternatives.push_back(a);
       }
     }
+    phase("alternatives");
     // Parameters.
     planner.detail(chosen);
     auto ep = planner.expert_parallel_lists(chosen);
@@ -463,13 +477,13 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       bool expert_parallel = list >= 0 && ep.count(list);
       Spec spec = chosen.ev.param_spec[r];
       int op = chosen.ev.param_op[r];
-      pl.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel, op >= 0 ? &flow.ops[op] : nullptr);
+      pl.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel);
       pl.rank = static_cast<int>(p.shape.size());
       pl.writable = !(expert_parallel || spec.kind == kSegments);
       static const std::vector<std::string> kModel{"model"}, kBoth{"batch", "model"};
       pl.axes = chosen.axes.size() > 1 ? &kBoth : &kModel;
       if (spec.kind == kSharded) pl.sharded_dim = spec.dim;
-      std::string why_key = pl.layout;
+      std::string why_key(pl.layout);
       if (pl.layout == "replicated") {
         if (op < 0) why_key = "replicated-unused";
         else if (flow.ops[op].kind == OpKind::Contract && flow.ops[op].equation.find('H') != std::string::npos) why_key = "replicated-conv";
@@ -478,6 +492,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       pl.why = layout_why(why_key, op >= 0 ? ir::op_kind_name(flow.ops[op].kind) : "");
       mp.parameters.push_back(std::move(pl));
     }
+    phase("detail + parameters");
     // Collectives, folded over repeated blocks.
     std::map<std::tuple<int, std::string, long long, std::string>, size_t> index;
     for (auto& e : chosen.ev.events) {
@@ -560,11 +575,11 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
           int param = flow.tensors[t].parameter;
           if (param < 0 || !listed.insert(param).second) continue;
           const auto& pl = mp.parameters[param];
-          std::string rel = pl.name.rfind(prefix, 0) == 0 ? pl.name.substr(prefix.size()) : pl.name + " (shared)";
+          std::string rel = pl.name.rfind(prefix, 0) == 0 ? std::string(pl.name.substr(prefix.size())) : std::string(pl.name) + " (shared)";
           if (rel.size() > 7 && rel.compare(rel.size() - 7, 7, ".weight") == 0) rel = rel.substr(0, rel.size() - 7);
           else if (rel == "weight") rel = name.substr(name.rfind('.') + 1);
           else if (rel.find("weight") == std::string::npos) continue;  // biases follow their weights
-          if (pl.layout != "replicated") by_layout[pl.layout].push_back(rel);
+          if (pl.layout != "replicated") by_layout[std::string(pl.layout)].push_back(rel);
         }
       for (auto& [layout, names] : by_layout) {
         std::string list;
@@ -576,6 +591,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       last_signature_ = sig;
       mp.components.push_back(cp);
     }
+    phase("collectives + components");
     result.meshes.push_back(std::move(mp));
 
     // Divisibility diagnostics against this mesh's model axis.
@@ -666,7 +682,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     for (size_t i = 0; i < model.parameters.size(); ++i) {
       std::set<std::string> layouts;
       for (auto& mp : result.meshes)
-        if (i < mp.parameters.size()) layouts.insert(mp.parameters[i].layout);
+        if (i < mp.parameters.size()) layouts.insert(std::string(mp.parameters[i].layout));
       if (layouts.size() > 1) differing.insert(model.parameters[i].name);
     }
     if (differing.empty()) {
@@ -681,6 +697,9 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
                              " parameters differ (" + list + "); each mesh uses its own plan");
     }
   }
+  phase("other");
+  if (timing)
+    for (auto& [name, ms] : phase_ms) std::fprintf(stderr, "plan phase %-26s %8.2f ms\n", name.c_str(), ms);
   result.ok = true;
   result.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return result;

@@ -38,9 +38,10 @@ struct PlanOptions {
   bool alternatives = true;
 };
 
+// Names point into the planned ModelIR (valid while it lives); layout and why are static text.
 struct ParameterLayout {
-  std::string name;
-  std::string layout;  // replicated | column | row | column_segments | vocab | hidden | expert | sequence | batch
+  std::string_view name;
+  std::string_view layout;  // replicated | column | row | column_segments | vocab | hidden | expert | sequence | batch
   bool writable = true;   // false: the layout cannot be written as a spec on the parameter as it is
   int rank = 0;
   int sharded_dim = -1;   // the dim split over `axes` (-1: none)

@@ -75,7 +75,8 @@ nlohmann::json to_json(const PlanResult& r, const ir::ModelIR& model, const Plan
           else spec.push_back(axes);
         }
       }
-      m["parameters"].push_back({{"name", p.name}, {"layout", p.layout}, {"spec", spec}, {"span", span_json(p.span)}, {"why", p.why}});
+      m["parameters"].push_back({{"name", std::string(p.name)}, {"layout", std::string(p.layout)}, {"spec", spec},
+                                 {"span", span_json(p.span)}, {"why", std::string(p.why)}});
     }
     m["collectives"] = nlohmann::json::array();
     for (auto& c : mp.collectives)

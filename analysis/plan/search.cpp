@@ -27,15 +27,10 @@ void put(State& s, int t, Spec spec) {
   if (it != s.end() && it->first == t) it->second = spec;
   else s.insert(it, {t, spec});
 }
-std::string key_of(const State& s) {
-  std::string k;
-  k.reserve(s.size() * 7);
-  for (auto& [t, spec] : s) {
-    k.append(reinterpret_cast<const char*>(&t), sizeof t);
-    uint32_t c = spec.code();
-    k.append(reinterpret_cast<const char*>(&c), 3);
-  }
-  return k;
+uint64_t hash_of(const State& s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (auto& [t, spec] : s) h = (h ^ ((static_cast<uint64_t>(t) << 24) | spec.code())) * 1099511628211ULL;
+  return h;
 }
 
 uint64_t mix64(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ULL + 0x9E3779B97F4A7C15ULL; }
@@ -106,17 +101,19 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
     const ir::Op& op = flow.ops[index];
     const int p = static_cast<int>(pos);
     std::vector<Node> next;
-    std::unordered_map<std::string, int> seen;
+    std::unordered_multimap<uint64_t, int> seen;  // state hash -> node (states compared on collision)
     auto relax = [&](Node&& n) {
       prune_dead(n.state, p);
-      std::string k = key_of(n.state);
-      auto it = seen.find(k);
-      if (it == seen.end()) {
-        seen.emplace(std::move(k), static_cast<int>(next.size()));
-        next.push_back(std::move(n));
-      } else if (n.cost < next[it->second].cost - 1e-9) {
-        next[it->second] = std::move(n);
+      uint64_t k = hash_of(n.state);
+      auto range = seen.equal_range(k);
+      for (auto it = range.first; it != range.second; ++it) {
+        Node& other = next[it->second];
+        if (other.state != n.state) continue;
+        if (n.cost < other.cost - 1e-9) other = std::move(n);
+        return;
       }
+      seen.emplace(k, static_cast<int>(next.size()));
+      next.push_back(std::move(n));
     };
     const auto& cur = layers.back();
     // Transition of a tensor to `to`, first uses of free tensors included.
@@ -524,8 +521,6 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
 
 AxisSolution AxisSolver::solve(const Prepared& prep, const Context& ctx) {
   AxisSolution sol;
-  const auto& flow = prep.model->dataflow;
-  sol.decisions.assign(flow.ops.size(), {});
   std::vector<Spec> entry(prep.bodies[0].ext.size(), Spec::R());
   uint64_t key = mix64(mix64(prep.bodies[0].signature, ctx.hash()), 0x55);
   const MemoEntry& me = solve_body(prep, 0, entry, ctx, key);
@@ -535,9 +530,16 @@ AxisSolution AxisSolver::solve(const Prepared& prep, const Context& ctx) {
     if (me.exits[x].cost < me.exits[best].cost) best = x;
   sol.feasible = true;
   sol.cost = me.exits[best].cost;
-  expand(prep, 0, key, best, sol);
+  sol.root_key = key;
+  sol.root_exit = best;
   sol.totals = aggregate(prep, 0, key, best, ctx, ctx.hash());
   return sol;
+}
+
+void AxisSolver::expand_decisions(const Prepared& prep, AxisSolution& sol) {
+  if (!sol.feasible || !sol.decisions.empty()) return;
+  sol.decisions.assign(prep.model->dataflow.ops.size(), {});
+  expand(prep, 0, sol.root_key, sol.root_exit, sol);
 }
 
 const std::vector<Strat>& StrategyCache::get(const Prepared& prep, int op, const Context& ctx, uint64_t ctx_hash) {

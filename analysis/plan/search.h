@@ -153,14 +153,17 @@ struct AxisSolution {
   bool feasible = false;
   Aggregate totals;                    // of the whole plan (see Aggregate)
   double cost = 0;                     // the search objective (time + decision weights)
-  std::vector<Decision> decisions;     // per op
-  std::vector<Spec> param_specs;       // per parameter, as stored
+  std::vector<Decision> decisions;     // per op (filled by AxisSolver::expand_decisions)
+  uint64_t root_key = 0;
+  int root_exit = -1;
 };
 
 class AxisSolver {
  public:
   AxisSolver() = default;
   AxisSolution solve(const Prepared& prep, const Context& ctx);
+  // Per-op decisions of a solution (needed to list its collectives; totals need none).
+  void expand_decisions(const Prepared& prep, AxisSolution& solution);
   size_t memo_size() const { return memo_.size(); }
   void clear() {
     memo_.clear();

@@ -551,10 +551,12 @@ double transition_us(const Prepared& prep, int t, Spec from, Spec to, const Cont
 
 namespace {
 
-struct OpShapes {
-  const ir::Dataflow& flow;
-  const std::vector<int64_t>& shape(int t) const { return flow.tensors[t].shape; }
-};
+// Norms and softmax: max / mean, variance (or sum of exps), normalise, scale, shift: about five
+// elementwise operations per element; memory traffic dominates them anyway.
+constexpr double kNormFlopsPerElement = 5;
+// Statistics exchanged per normalised row when its dim is sharded: a mean and a variance (or a
+// max and a sum) in fp32, as tt-xla's sharded norms reduce them (tt-xla skill video_vae.md).
+constexpr double kStatisticsBytesPerRow = 2 * 4;
 
 double roofline_us(const Context& ctx, double flops, double bytes) {
   double t_compute = flops / ctx.hw->flops_per_s * 1e6;
@@ -783,7 +785,7 @@ std::vector<Strat> strategies(const Prepared& prep, int index, const Context& ct
         for (size_t k = 0; k < ins[i].size() && k < flow.tensors[op.inputs[i]].shape.size(); ++k)
           size[ins[i][k]] = std::max(size[ins[i][k]], flow.tensors[op.inputs[i]].shape[k]);
       for (size_t k = 0; k < outl.size() && nout; ++k) size[outl[k]] = std::max(size[outl[k]], flow.tensors[op.outputs[0]].shape[k]);
-      double flops = 2;
+      double flops = 2;  // a multiply and an add per point of the contraction's index space
       for (auto& [c, s] : size)
         if (c != '1') flops *= static_cast<double>(s);
       std::set<char> activation_letters;
@@ -850,7 +852,7 @@ std::vector<Strat> strategies(const Prepared& prep, int index, const Context& ct
     case OpKind::Norm: {
       int x = op.inputs[0];
       int r = rank(x);
-      double flops = 5 * numel(x);
+      double flops = kNormFlopsPerElement * numel(x);
       std::vector<Spec> base = all(nin, Spec::R());
       add(base, {Spec::R()}, flops, false, "replicated");
       std::vector<int> dims = op.dims;
@@ -879,7 +881,7 @@ std::vector<Strat> strategies(const Prepared& prep, int index, const Context& ct
             for (int nd : dims) rows /= static_cast<double>(flow.tensors[x].shape[nd]);
             if (op.groups > 1) rows *= static_cast<double>(op.groups);
             extra = 1;
-            extra_bytes = rows * 2 * 4 * ctx.activation_scale;
+            extra_bytes = rows * kStatisticsBytesPerRow * ctx.activation_scale;
           }
         }
         add(in, {Spec::S(d)}, flops, true, normalized ? (extra ? "sharded (statistics all-reduce)" : "sharded (whole groups)") : "sharded", extra, extra_bytes);
@@ -889,14 +891,15 @@ std::vector<Strat> strategies(const Prepared& prep, int index, const Context& ct
     case OpKind::Softmax: {
       int x = op.inputs[0];
       int d0 = op.dims.empty() ? rank(x) - 1 : op.dims[0];
-      add({Spec::R()}, {Spec::R()}, 5 * numel(x), false, "replicated");
+      add({Spec::R()}, {Spec::R()}, kNormFlopsPerElement * numel(x), false, "replicated");
       for (int d = 0; d < rank(x); ++d) {
         if (!divisible(prep, x, d, ctx)) continue;
         if (d == d0) {
           double rows = numel(x) / static_cast<double>(flow.tensors[x].shape[d]);
-          add({Spec::S(d)}, {Spec::S(d)}, 5 * numel(x), true, "sharded (statistics all-reduce)", 1, rows * 2 * 4 * ctx.activation_scale);
+          add({Spec::S(d)}, {Spec::S(d)}, kNormFlopsPerElement * numel(x), true, "sharded (statistics all-reduce)", 1,
+              rows * kStatisticsBytesPerRow * ctx.activation_scale);
         } else {
-          add({Spec::S(d)}, {Spec::S(d)}, 5 * numel(x), true, "sharded");
+          add({Spec::S(d)}, {Spec::S(d)}, kNormFlopsPerElement * numel(x), true, "sharded");
         }
       }
       break;
@@ -911,6 +914,7 @@ std::vector<Strat> strategies(const Prepared& prep, int index, const Context& ct
       double S = static_cast<double>(flow.tensors[k].shape[r - 2]);
       // Decode: one query per sequence against the KV cache of the context.
       double kv_len = ctx.workload.phase == Phase::Decode ? static_cast<double>(ctx.workload.seq) : S;
+      // Q·Kᵀ and P·V: two matmuls of L x S x E, 2 FLOPs per multiply-add.
       double flops = 4 * batch * L * kv_len * E * ctx.activation_scale;
       double kv_bytes = ctx.workload.phase == Phase::Decode
                             ? 2 * batch * kv_len * E * ctx.workload.dtype_bytes() * ctx.activation_scale
