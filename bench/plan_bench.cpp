@@ -130,6 +130,22 @@ void run(const std::string& name, const std::string& path, const std::string& ed
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "bench/models";
   std::string only = argc > 2 ? argv[2] : "";
+  if (argc > 3 && std::string(argv[3]) == "loop") {
+    // For profilers: extract once, then re-plan with a warm memo many times.
+    std::string text = read(dir + (only == "moe" ? "/moe_61.py" : "/dense_405b.py"));
+    python::ModelExtractor extractor(text, "model.py");
+    python::ExtractOptions extract;
+    extract.trace_forward = true;
+    auto r = extractor.extract(extract);
+    plan::PlanOptions options;
+    for (const char* m : {"1x2", "1x8", "2x4", "8x4"}) {
+      std::string error;
+      options.meshes.push_back(*plan::parse_mesh(m, error));
+    }
+    plan::Planner planner;
+    for (int i = 0; i < 30; ++i) planner.plan(r.model, options);
+    return 0;
+  }
   if (only == "dense" || only.empty())
     run("dense 405B-class (126 layers)", dir + "/dense_405b.py", "F.silu(self.w1(x))", "F.gelu(self.w1(x))");
   if (only == "moe" || only.empty())

@@ -283,6 +283,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
   AxisSolver& solver = *solver_;
   MeshPlanner planner(model, *prep, options, solver);
   planner.index_experts();
+  phase("index experts");
   for (auto& n : flow.notes) result.notes.push_back(n);
   if (!flow.error.empty())
     result.diagnostics.push_back({"trace-incomplete", "warning",
@@ -296,6 +297,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
                                         "): tensors stay replicated through it, which may cost gathers",
                                     op.span});
 
+  phase("diagnostics (unknown ops)");
   const Hardware& hw = *options.hardware;
   for (const Mesh& mesh : options.meshes) {
     phase("other");
@@ -467,30 +469,48 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     // Parameters.
     planner.detail(chosen);
     auto ep = planner.expert_parallel_lists(chosen);
+    static const std::vector<std::string> kModel{"model"}, kBoth{"batch", "model"};
+    const std::vector<std::string>* axes = chosen.axes.size() > 1 ? &kBoth : &kModel;
+    // Layout and reason per representative parameter (every expert shares expert 0's), then one
+    // cheap record per parameter.
+    struct Decided {
+      bool done = false;
+      std::string_view layout, why;
+      bool writable = true;
+      int sharded_dim = -1;
+    };
+    std::vector<Decided> decided(2 * model.parameters.size());
+    mp.parameters.reserve(model.parameters.size());
     for (size_t i = 0; i < model.parameters.size(); ++i) {
       const auto& p = model.parameters[i];
-      ParameterLayout pl;
-      pl.name = p.name;
-      pl.span = p.span;
       int r = planner.representative(static_cast<int>(i));
       int list = planner.expert_list_of(static_cast<int>(i));
       bool expert_parallel = list >= 0 && ep.count(list);
-      Spec spec = chosen.ev.param_spec[r];
-      int op = chosen.ev.param_op[r];
-      pl.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel);
-      pl.rank = static_cast<int>(p.shape.size());
-      pl.writable = !(expert_parallel || spec.kind == kSegments);
-      static const std::vector<std::string> kModel{"model"}, kBoth{"batch", "model"};
-      pl.axes = chosen.axes.size() > 1 ? &kBoth : &kModel;
-      if (spec.kind == kSharded) pl.sharded_dim = spec.dim;
-      std::string why_key(pl.layout);
-      if (pl.layout == "replicated") {
-        if (op < 0) why_key = "replicated-unused";
-        else if (flow.ops[op].kind == OpKind::Contract && flow.ops[op].equation.find('H') != std::string::npos) why_key = "replicated-conv";
+      Decided& d = decided[2 * static_cast<size_t>(r) + (expert_parallel ? 1 : 0)];
+      if (!d.done) {
+        d.done = true;
+        Spec spec = chosen.ev.param_spec[r];
+        int op = chosen.ev.param_op[r];
+        d.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel);
+        d.writable = !(expert_parallel || spec.kind == kSegments);
+        if (spec.kind == kSharded) d.sharded_dim = spec.dim;
+        std::string why_key(d.layout);
+        if (d.layout == "replicated") {
+          if (op < 0) why_key = "replicated-unused";
+          else if (flow.ops[op].kind == OpKind::Contract && flow.ops[op].equation.find('H') != std::string::npos) why_key = "replicated-conv";
+        }
+        if (expert_parallel) why_key = "expert-modules";
+        d.why = layout_why(why_key, op >= 0 ? ir::op_kind_name(flow.ops[op].kind) : "");
       }
-      if (expert_parallel) why_key = "expert-modules";
-      pl.why = layout_why(why_key, op >= 0 ? ir::op_kind_name(flow.ops[op].kind) : "");
-      mp.parameters.push_back(std::move(pl));
+      ParameterLayout& pl = mp.parameters.emplace_back();
+      pl.name = p.name;
+      pl.span = p.span;
+      pl.layout = d.layout;
+      pl.why = d.why;
+      pl.writable = d.writable;
+      pl.sharded_dim = d.sharded_dim;
+      pl.rank = static_cast<int>(p.shape.size());
+      pl.axes = axes;
     }
     phase("detail + parameters");
     // Collectives, folded over repeated blocks.
@@ -594,6 +614,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     phase("collectives + components");
     result.meshes.push_back(std::move(mp));
 
+    phase("push result");
     // Divisibility diagnostics against this mesh's model axis.
     int n = mesh.cols;
     if (n <= 1) continue;
@@ -676,24 +697,29 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     }
   }
 
+  phase("divisibility diagnostics");
   // One layout for every mesh when possible.
   if (result.meshes.size() > 1) {
-    std::set<std::string> differing;
-    for (size_t i = 0; i < model.parameters.size(); ++i) {
-      std::set<std::string> layouts;
+    size_t differing = 0;
+    std::vector<std::string> examples;  // a few, as patterns
+    const auto& first = result.meshes.front().parameters;
+    for (size_t i = 0; i < first.size(); ++i)
       for (auto& mp : result.meshes)
-        if (i < mp.parameters.size()) layouts.insert(std::string(mp.parameters[i].layout));
-      if (layouts.size() > 1) differing.insert(model.parameters[i].name);
-    }
-    if (differing.empty()) {
+        if (i < mp.parameters.size() && mp.parameters[i].layout != first[i].layout) {
+          ++differing;
+          if (examples.size() < 5 && differing < 256) {
+            std::string pattern = module_pattern(model.parameters[i].name);
+            if (std::find(examples.begin(), examples.end(), pattern) == examples.end()) examples.push_back(pattern);
+          }
+          break;
+        }
+    if (differing == 0) {
       result.notes.push_back("the same layout holds on every requested mesh");
     } else {
       std::string list;
-      size_t k = 0;
-      for (auto& d : differing)
-        if (k++ < 4) list += (list.empty() ? "" : ", ") + module_pattern(d);
-      if (differing.size() > 4) list += ", ...";
-      result.notes.push_back("no single layout is best on every requested mesh: " + std::to_string(differing.size()) +
+      for (size_t k = 0; k < examples.size() && k < 4; ++k) list += (list.empty() ? "" : ", ") + examples[k];
+      if (examples.size() > 4) list += ", ...";
+      result.notes.push_back("no single layout is best on every requested mesh: " + std::to_string(differing) +
                              " parameters differ (" + list + "); each mesh uses its own plan");
     }
   }
