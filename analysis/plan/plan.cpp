@@ -188,7 +188,7 @@ class MeshPlanner {
   std::vector<char> traced_;         // per parameter: read by the traced forward
 };
 
-std::string_view layout_of(const std::string& label, Spec spec, bool expert_parallel) {
+std::string_view layout_of(std::string_view label, Spec spec, bool expert_parallel) {
   if (expert_parallel) return "expert";
   if (!spec.sharded()) return "replicated";
   if (spec.kind == kSegments || label == "column_segments") return "column_segments";

@@ -558,10 +558,10 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
   ev.param_spec.assign(prep.model->parameters.size(), Spec::R());
   ev.param_label.assign(prep.model->parameters.size(), "");
   ev.param_op.assign(prep.model->parameters.size(), -1);
-  std::string current_label;
+  std::string_view current_label;
   std::vector<Spec> state(flow.tensors.size(), Spec::R());
   std::vector<char> seen(flow.tensors.size(), 0);
-  std::vector<std::string> producer_label(flow.tensors.size());
+  std::vector<std::string_view> producer_label(flow.tensors.size());
   std::vector<int> partial_origin(flow.tensors.size(), -1);
   auto record = [&](int op, int t, int kind, double bytes, double mult, const std::string& why, bool statistics = false) {
     if (kind < 0) return;
@@ -578,7 +578,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
     ev.ccl_us += e.time_us * mult;
   };
   auto why_of = [&](int t, Spec from, Spec to, const std::string& consumer) {
-    const std::string& made = partial_origin[t] >= 0 ? ev.op_label[partial_origin[t]] : producer_label[t];
+    std::string_view made = partial_origin[t] >= 0 ? ev.op_label[partial_origin[t]] : producer_label[t];
     if (from.kind == kPartial) {
       std::string src = made == "row" ? "row-parallel output is a partial sum"
                         : made == "vocab" ? "vocab-parallel embedding output is a partial sum (masked lookup)"
@@ -654,7 +654,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         double per_device = std::ceil(active / ctx.n);
         Spec xs = Spec::R(), out = Spec::R();
         double body_mult = active;
-        std::string label = "replicated";
+        std::string_view label = "replicated";
         if (d.experts_mode == 2) { out = Spec::P(); body_mult = per_device; label = "expert (replicated tokens)"; }
         if (d.experts_mode == 3) {
           xs = d.experts_tokens;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -209,9 +210,10 @@ struct Evaluation {
   double ccl_us = 0;
   double flops = 0, parallel_flops = 0;
   std::vector<double> op_compute_us;  // per op
-  std::vector<std::string> op_label;  // per op: the strategy label
+  // Labels view the strategy cache's strings or static text (valid while the solver lives).
+  std::vector<std::string_view> op_label;  // per op: the strategy label
   std::vector<Spec> param_spec;       // per parameter: as stored (its first use)
-  std::vector<std::string> param_label;  // per parameter: the label of the strategy that first used it
+  std::vector<std::string_view> param_label;  // per parameter: the label of the strategy that first used it
   std::vector<int> param_op;          // per parameter: the op that first used it (-1: unused)
   double kv_cache_bytes = 0;          // per device, decode
 };
