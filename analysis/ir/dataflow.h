@@ -20,7 +20,7 @@ enum class OpKind : uint8_t {
   Reshape,    // view / reshape / flatten / unflatten
   Permute,    // transpose / permute: dims = the output's source dim per position
   Split,      // split / chunk / unbind / slicing along dims[0]: sizes = part sizes
-  Concat,     // cat / stack along dims[0]
+  Concat,     // cat along dims[0]; stack (sizes = {1}) makes dims[0] a new dim
   Unary,      // elementwise, nonlinear (activation, exp, pow, ...)
   Scale,      // elementwise, linear in its tensor input (dropout at inference, cast, * const, neg)
   Add,        // elementwise add / sub (broadcasting)

@@ -723,6 +723,9 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
                              " parameters differ (" + list + "); each mesh uses its own plan");
     }
   }
+  if (solver.truncated())
+    result.notes.push_back("some module keeps many tensors alive at once; the search kept the " +
+                           std::to_string(AxisSolver::kMaxStates) + " cheapest layouts there, so that part of the plan is not proven optimal");
   phase("other");
   if (timing)
     for (auto& [name, ms] : phase_ms) std::fprintf(stderr, "plan phase %-26s %8.2f ms\n", name.c_str(), ms);

@@ -312,6 +312,14 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
       }
     }
     if (next.empty()) break;  // no strategy fits (pins contradict): the body is infeasible
+    if (next.size() > kMaxStates) {
+      // Many tensors live at once (a forward that keeps every intermediate result): the number of
+      // layouts grows as their product. Keep the cheapest states — exact no longer, and said so.
+      std::nth_element(next.begin(), next.begin() + kMaxStates, next.end(),
+                       [](const Node& a, const Node& b) { return a.cost < b.cost; });
+      next.resize(kMaxStates);
+      truncated_ = true;
+    }
     layers.push_back(std::move(next));
   }
 

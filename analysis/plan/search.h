@@ -172,6 +172,9 @@ class AxisSolver {
     strategies_.clear();
   }
   StrategyCache& strategy_cache() { return strategies_; }
+  // Whether some body had more live-layout states than the search keeps (then it kept the cheapest).
+  bool truncated() const { return truncated_; }
+  static constexpr size_t kMaxStates = 4096;
 
   struct Exit {
     std::vector<Spec> out;
@@ -191,6 +194,7 @@ class AxisSolver {
   const Aggregate& aggregate(const Prepared& prep, int body, uint64_t key, int exit, const Context& ctx, uint64_t ctx_hash);
   std::unordered_map<uint64_t, MemoEntry> memo_;
   std::unordered_map<uint64_t, Aggregate> aggregates_;  // by (memo key, exit)
+  bool truncated_ = false;
   StrategyCache strategies_;
 };
 

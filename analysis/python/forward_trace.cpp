@@ -142,6 +142,14 @@ ir::Op& ForwardTracer::record(OpKind kind, std::string name, const std::vector<V
 
 std::shared_ptr<TensorObj> ForwardTracer::make(Interpreter& in, std::vector<int64_t> shape, const std::string& dtype,
                                                const ir::Span& site) {
+  // A kernel larger than its input (or a bad size) gives no valid shape: unknown, with the reason.
+  for (auto d : shape)
+    if (d < 0) {
+      auto t = in.new_tensor(std::nullopt, site);
+      t->dtype = dtype;
+      t->why = std::make_shared<UnknownInfo>(UnknownInfo{"the input is too small for this op (negative size)", site, false});
+      return t;
+    }
   auto t = in.new_tensor(std::move(shape), site);
   t->dtype = dtype;
   return t;
@@ -343,8 +351,7 @@ Value ForwardTracer::mha(Interpreter& in, InstanceObj& layer, CallArgs& args, co
   for (auto& seg : segs) {
     // [.., E] -> [B, L, H, D] -> [B, H, L, D]
     auto split = Value::object(make(in, {b, l, h, e / h}, "float32", site));
-    auto& r = record(OpKind::Reshape, "view", {seg}, split, site);
-    (void)r;
+    record(OpKind::Reshape, "view", {seg}, split, site);
     auto perm = Value::object(make(in, {b, h, l, e / h}, "float32", site));
     record(OpKind::Permute, "transpose", {split}, perm, site).dims = {0, 2, 1, 3};
     heads.push_back(perm);
@@ -390,6 +397,9 @@ Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs
   }
   if (cls == "MultiheadAttention") return mha(in, layer, args, site);
   std::vector<Value> inputs = tensors_in(args);
+  // The layer's own weights are inputs too (what the first use of a forward input reveals).
+  for (auto& [key, p] : layer.module->parameters)
+    if (p) inputs.push_back(Value::object(p));
   if (!x.as<TensorObj>()) return record_unknown(in, cls, inputs, cls + " called without a tensor", site);
   auto* xs = shape_of(x);
   if (cls == "Linear") return linear(in, cls, x, param("weight"), param("bias"), true, site);
@@ -653,7 +663,7 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
   }
   if (name == "addmm") {
     Value r = matmul(in, "addmm", arg(1, "mat1"), arg(2, "mat2"), site);
-    if (auto* bias = arg(0, "input").as<TensorObj>(); bias && r.as<TensorObj>()) {
+    if (auto* bias = arg(0, "input").as<TensorObj>(); bias && r.as<TensorObj>() && !flow_->ops.back().equation.empty()) {
       auto& op = flow_->ops.back();
       op.inputs.push_back(id_of(std::static_pointer_cast<TensorObj>(arg(0, "input").obj)));
       op.equation.insert(op.equation.find("->"), std::string(",") + (bias->shape && bias->shape->size() == 1 ? "n" : "mn"));
@@ -874,9 +884,9 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
       }
     }
     Value r = Value::object(make(in, out, parts[0].as<TensorObj>()->dtype, site));
-    auto& op = record(stack ? OpKind::Reshape : OpKind::Concat, name, parts, r, site);
+    auto& op = record(OpKind::Concat, name, parts, r, site);
     op.dims = {static_cast<int>(d)};
-    if (stack) op.kind = OpKind::Concat, op.sizes = {1};
+    if (stack) op.sizes = {1};  // stack: a new dim of size parts.size() at dims[0]
     return r;
   }
   if (name == "split" || name == "chunk" || name == "unbind" || name == "tensor_split") {
@@ -1033,19 +1043,11 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
     }
     return r;
   }
-  if (kScaleNames.count(name) && os == xs) {
-    record(OpKind::Scale, name, inputs, r, site);
-    return r;
-  }
   if ((name == "mul" || name == "div" || name == "add" || name == "sub" || name == "mul_" || name == "add_" ||
        name == "div_" || name == "sub_")) {
     bool both = inputs.size() >= 2;
     OpKind k = name[0] == 'a' || name[0] == 's' ? (both ? OpKind::Add : OpKind::Unary) : (both ? OpKind::Mul : OpKind::Scale);
     record(k, name, inputs, r, site);
-    return r;
-  }
-  if (kUnaryNames.count(name) && os == xs) {
-    record(OpKind::Unary, name, inputs, r, site);
     return r;
   }
   record(OpKind::Unknown, name, inputs, r, site).detail = name + "() is not modelled by the planner";
@@ -1246,10 +1248,14 @@ std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t
       shape = {workload_.batch, workload_.tokens, (*w)[1]};
       return "features for " + mod.name;
     }
-    if (op.name.find("onv") != std::string::npos && w) {
+    if (op.name.find("onv") != std::string::npos && w && w->size() >= 3) {
       size_t spatial = w->size() - 2;
       shape = {workload_.batch, (*w)[1]};
-      for (size_t i = 0; i < spatial; ++i) shape.push_back(spatial == 1 ? workload_.tokens : workload_.spatial[i % 2]);
+      // 1-D convs read sequences (audio, tokens): the sequence length, or H*W samples when one
+      // token per forward (decode) would be shorter than any kernel.
+      for (size_t i = 0; i < spatial; ++i)
+        shape.push_back(spatial == 1 ? (workload_.tokens > 1 ? workload_.tokens : workload_.spatial[0] * workload_.spatial[1])
+                                     : workload_.spatial[i % 2]);
       return "image-like input for " + mod.name;
     }
     if ((op.name == "LayerNorm" || op.name == "RMSNorm") && w) {

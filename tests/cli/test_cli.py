@@ -156,6 +156,16 @@ with tempfile.TemporaryDirectory() as tmp:
           code == 0 and "llama.py:15:5: warning [divisibility-kv-heads]" in out, out[-600:])
     check("plan text: a per-component table with a Total row", "layers.*" in out and "Total" in out and "rejected:" in out, out[:600])
 
+    # Every model script in the repository plans without crashing (exit 0, or 1 with a message).
+    import glob
+    crashed = []
+    scripts = sorted(glob.glob(os.path.join(ROOT, "tests", "models", "*.py")) + glob.glob(os.path.join(ROOT, "tests", "known_gaps", "*.py")))
+    for script in scripts:
+        code, out, err = run("plan", script, "--format", "json")
+        if code not in (0, 1) or (code == 0 and not out.startswith("{")) or (code == 1 and not err.strip()):
+            crashed.append(f"{os.path.basename(script)}: exit {code} {err[-200:]}")
+    check(f"plan runs on all {len(scripts)} model scripts without crashing", not crashed and len(scripts) > 100, "; ".join(crashed[:5]))
+
 failed = results.count(False)
 print(f"{len(results) - failed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
