@@ -14,6 +14,17 @@
 
 namespace shardlens::plan {
 
+namespace detail {
+// Which parameters share a layout (every expert of a list shares expert 0's) and which the forward
+// never reads: a function of the module tree and the traced experts, cached across plans.
+struct ParameterIndex {
+  uint64_t key = 0;
+  std::vector<int> representative;  // per parameter: the parameter whose layout it shares
+  std::vector<int> expert_list_of;  // per parameter: the expert list module it belongs to, or -1
+  double untraced_elements = 0;     // parameters the forward never reads (kept whole)
+};
+}  // namespace detail
+
 using namespace detail;
 using ir::OpKind;
 
@@ -123,13 +134,7 @@ class MeshPlanner {
 
   // Parameters the traced forward never reads (kept whole), except other experts of a list,
   // which the experts' aggregate already counts.
-  double untraced_parameter_bytes(const Context& ctx) const {
-    double total = 0;
-    for (size_t i = 0; i < model_.parameters.size(); ++i)
-      if (!traced_[i] && expert_list_of_[i] < 0 && model_.parameters[i].shape_known)
-        total += static_cast<double>(model_.parameters[i].numel()) * ctx.workload.dtype_bytes();
-    return total;
-  }
+  double untraced_parameter_bytes(const Context& ctx) const { return index_->untraced_elements * ctx.workload.dtype_bytes(); }
 
   // Expert lists whose experts are spread over devices (expert parallel), by module index.
   std::set<int> expert_parallel_lists(const Solved& s) const {
@@ -142,19 +147,34 @@ class MeshPlanner {
 
   // The layout of parameters the trace never reached directly: the other experts of a list take
   // expert 0's layout.
-  int representative(int param) const { return representative_[param]; }
-  int expert_list_of(int param) const { return expert_list_of_[param]; }
+  int representative(int param) const { return index_->representative[param]; }
+  int expert_list_of(int param) const { return index_->expert_list_of[param]; }
 
-  void index_experts() {
+  void index_parameters(std::unique_ptr<ParameterIndex>& cache) {
+    const auto& flow = model_.dataflow;
+    uint64_t key = model_.modules.empty() ? 0 : model_.modules[0].structure_hash;
+    for (auto& op : flow.ops)
+      if (op.kind == OpKind::Experts) key = (key ^ static_cast<uint64_t>(op.module + 1)) * 1099511628211ULL;
+    for (auto& t : flow.tensors)
+      if (t.parameter >= 0) key = (key ^ static_cast<uint64_t>(t.parameter + 7)) * 1099511628211ULL;
+    if (!cache || cache->key != key || cache->representative.size() != model_.parameters.size()) {
+      cache = std::make_unique<ParameterIndex>();
+      cache->key = key;
+      build_index(*cache);
+    }
+    index_ = cache.get();
+  }
+
+  void build_index(ParameterIndex& index) const {
     // Identical experts list their parameters in the same order (named_parameters order of the
     // subtree): the k-th parameter of every expert shares the layout of expert 0's k-th.
     const auto& flow = model_.dataflow;
-    representative_.resize(model_.parameters.size());
-    for (size_t i = 0; i < representative_.size(); ++i) representative_[i] = static_cast<int>(i);
-    expert_list_of_.assign(model_.parameters.size(), -1);
-    traced_.assign(model_.parameters.size(), 0);
+    index.representative.resize(model_.parameters.size());
+    for (size_t i = 0; i < index.representative.size(); ++i) index.representative[i] = static_cast<int>(i);
+    index.expert_list_of.assign(model_.parameters.size(), -1);
+    std::vector<char> traced(model_.parameters.size(), 0);
     for (auto& t : flow.tensors)
-      if (t.parameter >= 0) traced_[t.parameter] = 1;
+      if (t.parameter >= 0) traced[t.parameter] = 1;
     std::function<void(int, std::vector<int>&)> collect = [&](int m, std::vector<int>& out) {
       const auto& mod = model_.modules[m];
       out.insert(out.end(), mod.parameters.begin(), mod.parameters.end());
@@ -166,26 +186,26 @@ class MeshPlanner {
       if (list.children.empty()) continue;
       std::vector<int> first, other;
       collect(list.children[0], first);
-      for (int p : first) expert_list_of_[p] = op.module;
+      for (int p : first) index.expert_list_of[p] = op.module;
       for (size_t c = 1; c < list.children.size(); ++c) {
         other.clear();
         collect(list.children[c], other);
         for (size_t k = 0; k < other.size(); ++k) {
-          expert_list_of_[other[k]] = op.module;
-          if (k < first.size()) representative_[other[k]] = first[k];
+          index.expert_list_of[other[k]] = op.module;
+          if (k < first.size()) index.representative[other[k]] = first[k];
         }
       }
     }
+    for (size_t i = 0; i < model_.parameters.size(); ++i)
+      if (!traced[i] && index.expert_list_of[i] < 0 && model_.parameters[i].shape_known)
+        index.untraced_elements += static_cast<double>(model_.parameters[i].numel());
   }
-
 
   const ir::ModelIR& model_;
   const Prepared& prep_;
   const PlanOptions& opt_;
   AxisSolver& solver_;
-  std::vector<int> representative_;  // per parameter: the parameter whose layout it shares
-  std::vector<int> expert_list_of_;  // per parameter: the expert list module it belongs to, or -1
-  std::vector<char> traced_;         // per parameter: read by the traced forward
+  const ParameterIndex* index_ = nullptr;
 };
 
 std::string_view layout_of(std::string_view label, Spec spec, bool expert_parallel) {
@@ -282,7 +302,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
   if (solver_->memo_size() > 200000) solver_->clear();
   AxisSolver& solver = *solver_;
   MeshPlanner planner(model, *prep, options, solver);
-  planner.index_experts();
+  planner.index_parameters(parameters_);
   phase("index experts");
   for (auto& n : flow.notes) result.notes.push_back(n);
   if (!flow.error.empty())
@@ -468,27 +488,31 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     phase("alternatives");
     // Parameters.
     planner.detail(chosen);
-    auto ep = planner.expert_parallel_lists(chosen);
+    phase("detail");
+    auto ep_set = planner.expert_parallel_lists(chosen);
+    std::vector<char> ep(model.modules.size(), 0);
+    for (int m : ep_set) ep[m] = 1;
     static const std::vector<std::string> kModel{"model"}, kBoth{"batch", "model"};
     const std::vector<std::string>* axes = chosen.axes.size() > 1 ? &kBoth : &kModel;
     // Layout and reason per representative parameter (every expert shares expert 0's), then one
     // cheap record per parameter.
     struct Decided {
-      bool done = false;
       std::string_view layout, why;
       bool writable = true;
       int sharded_dim = -1;
     };
-    std::vector<Decided> decided(2 * model.parameters.size());
+    std::vector<Decided> decided;
+    std::vector<int> decided_of(2 * model.parameters.size(), -1);
     mp.parameters.reserve(model.parameters.size());
     for (size_t i = 0; i < model.parameters.size(); ++i) {
       const auto& p = model.parameters[i];
       int r = planner.representative(static_cast<int>(i));
       int list = planner.expert_list_of(static_cast<int>(i));
-      bool expert_parallel = list >= 0 && ep.count(list);
-      Decided& d = decided[2 * static_cast<size_t>(r) + (expert_parallel ? 1 : 0)];
-      if (!d.done) {
-        d.done = true;
+      bool expert_parallel = list >= 0 && ep[list];
+      int& slot = decided_of[2 * static_cast<size_t>(r) + (expert_parallel ? 1 : 0)];
+      if (slot < 0) {
+        slot = static_cast<int>(decided.size());
+        Decided& d = decided.emplace_back();
         Spec spec = chosen.ev.param_spec[r];
         int op = chosen.ev.param_op[r];
         d.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel);
@@ -502,6 +526,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         if (expert_parallel) why_key = "expert-modules";
         d.why = layout_why(why_key, op >= 0 ? ir::op_kind_name(flow.ops[op].kind) : "");
       }
+      const Decided& d = decided[slot];
       ParameterLayout& pl = mp.parameters.emplace_back();
       pl.name = p.name;
       pl.span = p.span;
@@ -512,7 +537,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       pl.rank = static_cast<int>(p.shape.size());
       pl.axes = axes;
     }
-    phase("detail + parameters");
+    phase("parameters");
     // Collectives, folded over repeated blocks.
     std::map<std::tuple<int, std::string, long long, std::string>, size_t> index;
     for (auto& e : chosen.ev.events) {

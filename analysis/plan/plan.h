@@ -133,6 +133,7 @@ struct PlanResult {
 
 namespace detail {
 class AxisSolver;
+struct ParameterIndex;
 }
 
 // Keeps solved module bodies between calls (keyed by body content, entry layouts, mesh axis and
@@ -146,6 +147,7 @@ class Planner {
 
  private:
   std::unique_ptr<detail::AxisSolver> solver_;
+  std::unique_ptr<detail::ParameterIndex> parameters_;  // kept while the module tree is unchanged
 };
 
 // One-shot planning (no memo kept).

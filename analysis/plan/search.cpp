@@ -35,6 +35,19 @@ uint64_t hash_of(const State& s) {
 
 uint64_t mix64(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ULL + 0x9E3779B97F4A7C15ULL; }
 
+// Pins name parameters and modules, which the body's content hash does not: identical blocks with
+// different pins must not share a solution.
+uint64_t pins_key(const Prepared& prep, int body, const Context& ctx) {
+  if (ctx.pinned_params.empty() && ctx.pinned_outputs.empty()) return 0;
+  uint64_t h = 0x5157;
+  const auto& b = prep.bodies[body];
+  for (size_t k = 0; k < b.parameters.size(); ++k)
+    if (auto it = ctx.pinned_params.find(b.parameters[k]); it != ctx.pinned_params.end()) h = mix64(h, k * 131 + it->second.code());
+  for (size_t k = 0; k < b.modules.size(); ++k)
+    if (auto it = ctx.pinned_outputs.find(b.modules[k]); it != ctx.pinned_outputs.end()) h = mix64(h, k * 137 + it->second.code());
+  return h;
+}
+
 bool is_free(const ir::Dataflow& flow, int t) {
   return flow.tensors[t].parameter >= 0 || flow.tensors[t].buffer >= 0;
 }
@@ -159,7 +172,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
             entries = std::move(grown);
           }
           for (auto& e : entries) {
-            uint64_t k = mix64(mix64(nbody.signature, ctx_hash), 0x77);
+            uint64_t k = mix64(mix64(mix64(nbody.signature, ctx_hash), 0x77), pins_key(prep, nb, ctx));
             for (auto& s : e) k = mix64(k, s.code());
             const MemoEntry& me = solve_body(prep, nb, e, ctx, k);
             for (int x = 0; x < static_cast<int>(me.exits.size()); ++x) {
@@ -209,7 +222,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
         std::vector<Spec> entry;
         for (size_t i = 0; i < nbody.ext.size(); ++i) entry.push_back(Spec::R());
         auto solve_with = [&](const Context& c) -> std::pair<uint64_t, const MemoEntry*> {
-          uint64_t k = mix64(mix64(nbody.signature, c.hash()), 0x99);
+          uint64_t k = mix64(mix64(mix64(nbody.signature, c.hash()), 0x99), pins_key(prep, nb, c));
           for (auto& s : entry) k = mix64(k, s.code());
           return {k, &solve_body(prep, nb, entry, c, k)};
         };
@@ -530,7 +543,7 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
 AxisSolution AxisSolver::solve(const Prepared& prep, const Context& ctx) {
   AxisSolution sol;
   std::vector<Spec> entry(prep.bodies[0].ext.size(), Spec::R());
-  uint64_t key = mix64(mix64(prep.bodies[0].signature, ctx.hash()), 0x55);
+  uint64_t key = mix64(mix64(mix64(prep.bodies[0].signature, ctx.hash()), 0x55), pins_key(prep, 0, ctx));
   const MemoEntry& me = solve_body(prep, 0, entry, ctx, key);
   if (me.exits.empty()) return sol;
   int best = 0;

@@ -90,6 +90,8 @@ struct Prepared {
     std::vector<int> outputs;    // tensors the body hands back
     std::unordered_map<int, int> last_use;  // tensor -> position in items of its last use
     uint64_t signature = 0;
+    std::vector<int> parameters;  // parameters read anywhere inside (for pinned plans' memo keys)
+    std::vector<int> modules;     // modules whose ops run inside
   };
   std::vector<Body> bodies;               // bodies[0] = root
   std::vector<int> body_of_op;            // Call/Experts op -> body index

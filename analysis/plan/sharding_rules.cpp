@@ -6,6 +6,9 @@
 // Megatron column/row pairs, head-sharded attention, vocab-parallel embeddings, sequence and data
 // parallelism are not written down anywhere here: they are what the search finds among these rules.
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -274,6 +277,14 @@ void assign_roles(Prepared& p) {
 std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
   auto p = std::make_shared<Prepared>();
   p->model = &model;
+  static const bool timing = std::getenv("SHARDLENS_PLAN_TIMING") != nullptr;
+  auto t0 = std::chrono::steady_clock::now();
+  auto lap = [&](const char* what) {
+    if (!timing) return;
+    auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "prepare %-12s %.2f ms\n", what, std::chrono::duration<double, std::milli>(now - t0).count());
+    t0 = now;
+  };
   const auto& flow = model.dataflow;
   p->body_of_op.assign(flow.ops.size(), -1);
   // Bodies: the root (all ops, top level = not inside another body) and one per Call / Experts.
@@ -311,7 +322,9 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
       for (int t : flow.ops[i].outputs) p->producer[t] = static_cast<int>(i);
   for (size_t i = 0; i < flow.ops.size(); ++i)
     for (int t : flow.ops[i].inputs) p->consumers[t].push_back(static_cast<int>(i));
+  lap("bodies");
   assign_roles(*p);
+  lap("roles");
   // Which body each parameter is local to: the deepest body containing all its uses.
   std::vector<int> depth(p->bodies.size(), 0), body_parent(p->bodies.size(), -1);
   for (size_t b = 1; b < p->bodies.size(); ++b) {
@@ -343,6 +356,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
   p->param_owner_body.assign(model.parameters.size(), 0);
   for (size_t t = 0; t < flow.tensors.size(); ++t)
     if (flow.tensors[t].parameter >= 0 && tensor_home[t] >= 0) p->param_owner_body[flow.tensors[t].parameter] = tensor_home[t];
+  lap("homes");
   // Ext tensors and liveness per body.
   for (size_t b = 0; b < p->bodies.size(); ++b) {
     auto& body = p->bodies[b];
@@ -408,6 +422,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
         pbody.ext.push_back(t);
     }
   }
+  lap("liveness");
   // The Experts op's body reads its routed tokens (a fresh tensor) and the expert's parameters.
   // Signatures: content of each body with tensors renumbered by first appearance.
   for (size_t b = p->bodies.size(); b-- > 0;) {
@@ -454,6 +469,26 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
     for (int t : body.outputs) h = mix64(h, canon(t));
     body.signature = h;
   }
+  // Parameters and modules inside each body (pins name them, so pinned plans key bodies by them).
+  for (size_t b = p->bodies.size(); b-- > 0;) {
+    auto& body = p->bodies[b];
+    for (int i : body.items) {
+      const auto& op = flow.ops[i];
+      if (op.module >= 0) body.modules.push_back(op.module);
+      for (int t : op.inputs)
+        if (flow.tensors[t].parameter >= 0) body.parameters.push_back(flow.tensors[t].parameter);
+      int nb = p->body_of_op[i];
+      if (nb >= 0) {
+        body.parameters.insert(body.parameters.end(), p->bodies[nb].parameters.begin(), p->bodies[nb].parameters.end());
+        body.modules.insert(body.modules.end(), p->bodies[nb].modules.begin(), p->bodies[nb].modules.end());
+      }
+    }
+    for (auto* v : {&body.parameters, &body.modules}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+  }
+  lap("signatures");
   // Op signatures: the body's content and the op's position in it.
   p->op_signature.assign(flow.ops.size(), 0);
   for (auto& body : p->bodies)
@@ -498,6 +533,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
     std::sort(ks.begin(), ks.end());
     ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
   }
+  lap("segments");
   return p;
 }
 

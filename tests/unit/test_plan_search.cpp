@@ -359,3 +359,23 @@ TEST_CASE("Totals from the memoized aggregates equal the listed collectives", "[
     }
   }
 }
+
+TEST_CASE("Pins tell identical blocks apart (memo keys include them)", "[plan][search]") {
+  // Two identical layers; only the first one's projections are pinned. Block-level memoization must
+  // not hand layer 0's solution to layer 1.
+  plan::PlanOptions o;
+  o.meshes = {mesh("1x8")};
+  o.workload.phase = plan::Phase::Prefill;
+  o.workload.seq = 16;
+  o.evaluate_pins_only = true;
+  o.alternatives = false;
+  for (auto w : {"attention.wq", "attention.wk", "attention.wv"}) o.pinned_parameters[std::string("layers.0.") + w + ".weight"] = "shard:0";
+  o.pinned_parameters["layers.0.attention.wo.weight"] = "shard:1";
+  auto p = plan_script(model_script("tp_examples_transformer.py"), o);
+  const auto& mp = p.result.meshes.at(0);
+  CHECK(param(mp, "layers.0.attention.wq.weight").layout == "column");
+  CHECK(param(mp, "layers.0.attention.wo.weight").layout == "row");
+  CHECK(param(mp, "layers.1.attention.wq.weight").layout == "replicated");
+  CHECK(param(mp, "layers.1.attention.wo.weight").layout == "replicated");
+  CHECK(count_at(mp, "all_reduce", "layers.*.attention.wo") == 1);
+}
