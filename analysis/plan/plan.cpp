@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <set>
 #include <sstream>
 
@@ -39,8 +40,10 @@ constexpr double kCclDecisionWeightUs = 10.0;
 // this share of DRAM. A planning margin, not a measured figure: tt-metal reserves DRAM for kernel
 // binaries, trace buffers and CCL scratch, and activations are not counted in the estimate.
 constexpr double kUsableDramFraction = 0.9;
-// A plan common to every requested mesh is preferred when it is within this of each mesh's best.
-constexpr double kCommonPlanTolerance = 0.05;
+// One plan across meshes: each mesh after the first prefers the layouts chosen before it; leaving
+// one costs this much in the objective per parameter tensor (a tie-break well inside the
+// formulas' error: a 126-layer model has ~900 weight tensors, < 0.5 ms against plans of 100+ ms).
+constexpr double kPreferenceUsPerParameter = 0.5;
 
 std::string fmt_bytes(double b) {
   char buf[64];
@@ -319,11 +322,18 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
 
   phase("diagnostics (unknown ops)");
   const Hardware& hw = *options.hardware;
+  auto preferred = std::make_shared<std::unordered_map<int, Spec>>();  // layouts chosen on the first mesh
+  uint64_t preferred_hash = 0;
   for (const Mesh& mesh : options.meshes) {
     phase("other");
     MeshPlan mp;
     mp.mesh = mesh;
     Context base = planner.base_context(mesh);
+    if (!preferred->empty()) {
+      base.preferred_params = preferred;
+      base.preferred_hash = preferred_hash;
+      base.preference_us = kPreferenceUsPerParameter;
+    }
     std::vector<Solved> modes;
     modes.push_back(planner.run(mesh.rows > 1 ? "rows replicated" : "model axis", base, {"model"}));
     if (mesh.rows > 1) {
@@ -639,6 +649,12 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     phase("collectives + components");
     result.meshes.push_back(std::move(mp));
 
+    if (preferred->empty())
+      for (size_t i = 0; i < chosen.ev.param_spec.size(); ++i)
+        if (chosen.ev.param_op[i] >= 0) {
+          (*preferred)[static_cast<int>(i)] = chosen.ev.param_spec[i];
+          preferred_hash = preferred_hash * 1099511628211ULL + (static_cast<uint64_t>(i) << 24) + chosen.ev.param_spec[i].code();
+        }
     phase("push result");
     // Divisibility diagnostics against this mesh's model axis.
     int n = mesh.cols;

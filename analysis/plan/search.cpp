@@ -38,11 +38,14 @@ uint64_t mix64(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ULL + 0x9
 // Pins name parameters and modules, which the body's content hash does not: identical blocks with
 // different pins must not share a solution.
 uint64_t pins_key(const Prepared& prep, int body, const Context& ctx) {
-  if (ctx.pinned_params.empty() && ctx.pinned_outputs.empty()) return 0;
+  if (ctx.pinned_params.empty() && ctx.pinned_outputs.empty() && !ctx.preferred_params) return 0;
   uint64_t h = 0x5157;
   const auto& b = prep.bodies[body];
-  for (size_t k = 0; k < b.parameters.size(); ++k)
+  for (size_t k = 0; k < b.parameters.size(); ++k) {
     if (auto it = ctx.pinned_params.find(b.parameters[k]); it != ctx.pinned_params.end()) h = mix64(h, k * 131 + it->second.code());
+    if (ctx.preferred_params)
+      if (auto it = ctx.preferred_params->find(b.parameters[k]); it != ctx.preferred_params->end()) h = mix64(h, k * 139 + it->second.code());
+  }
   for (size_t k = 0; k < b.modules.size(); ++k)
     if (auto it = ctx.pinned_outputs.find(b.modules[k]); it != ctx.pinned_outputs.end()) h = mix64(h, k * 137 + it->second.code());
   return h;
@@ -66,10 +69,17 @@ std::vector<Spec> free_options(const Prepared& prep, int t, const Context& ctx) 
   return out;
 }
 
+// What storing a parameter in `s` costs the search beyond time: memory (fallback) and leaving the
+// layout preferred by the meshes planned before.
 double parameter_memory_cost(const Prepared& prep, int t, Spec s, const Context& ctx) {
-  if (ctx.memory_lambda <= 0 || prep.model->dataflow.tensors[t].parameter < 0) return 0;
+  int param = prep.model->dataflow.tensors[t].parameter;
+  if (param < 0) return 0;
+  double extra = 0;
+  if (ctx.preference_us > 0 && ctx.preferred_params)
+    if (auto it = ctx.preferred_params->find(param); it != ctx.preferred_params->end() && !(it->second == s)) extra = ctx.preference_us;
+  if (ctx.memory_lambda <= 0) return extra;
   double b = tensor_bytes(prep, t, ctx);
-  return ctx.memory_lambda * (s.sharded() ? b / ctx.n : b);
+  return extra + ctx.memory_lambda * (s.sharded() ? b / ctx.n : b);
 }
 
 struct Node {

@@ -77,6 +77,11 @@ struct Context {
   std::unordered_map<int, Spec> pinned_params;   // parameter index -> spec
   std::unordered_map<int, Spec> pinned_outputs;  // module index -> spec its output leaves in
   bool unpinned_replicated = false;
+  // Layouts chosen on the meshes planned before: keeping them costs nothing, leaving them costs
+  // `preference_us` per parameter (so that one plan holds on every mesh when it is as good).
+  std::shared_ptr<const std::unordered_map<int, Spec>> preferred_params;  // shared: contexts are copied often
+  double preference_us = 0;
+  uint64_t preferred_hash = 0;  // set with preferred_params
   uint64_t hash() const;
 };
 

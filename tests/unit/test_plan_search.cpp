@@ -379,3 +379,20 @@ TEST_CASE("Pins tell identical blocks apart (memo keys include them)", "[plan][s
   CHECK(param(mp, "layers.1.attention.wo.weight").layout == "replicated");
   CHECK(count_at(mp, "all_reduce", "layers.*.attention.wo") == 1);
 }
+
+TEST_CASE("One layout across meshes when it is as good", "[plan][mesh]") {
+  plan::PlanOptions o;
+  o.meshes = {mesh("t3k"), mesh("n300"), mesh("t3k-2x4")};
+  auto p = plan_script(fixture("llama.py"), o);
+  bool same = false;
+  for (auto& n : p.result.notes) same |= n == "the same layout holds on every requested mesh";
+  CHECK(same);
+  for (size_t i = 0; i < p.model.parameters.size(); ++i)
+    for (auto& mp : p.result.meshes) CHECK(mp.parameters[i].layout == p.result.meshes[0].parameters[i].layout);
+  // And a mesh whose best layout differs says so: 8 KV heads cannot be split 32 ways.
+  o.meshes = {mesh("t3k"), mesh("1x32")};
+  auto q = plan_script(fixture("llama.py"), o);
+  bool differs = false;
+  for (auto& n : q.result.notes) differs |= n.find("no single layout") != std::string::npos;
+  CHECK(differs);
+}
