@@ -44,6 +44,7 @@ constexpr double kUsableDramFraction = 0.9;
 // one costs this much in the objective per parameter tensor (a tie-break well inside the
 // formulas' error: a 126-layer model has ~900 weight tensors, < 0.5 ms against plans of 100+ ms).
 constexpr double kPreferenceUsPerParameter = 0.5;
+const std::string kOutput = "output";
 
 std::string fmt_bytes(double b) {
   char buf[64];
@@ -549,13 +550,15 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     }
     phase("parameters");
     // Collectives, folded over repeated blocks.
-    std::map<std::tuple<int, std::string, long long, std::string>, size_t> index;
+    std::unordered_map<std::string, size_t> index;  // (kind, where, bytes, why) -> collective
+    std::vector<std::string> patterns(model.modules.size());  // module -> "h.*.attn", made once
     for (auto& e : chosen.ev.events) {
       int at_op = e.origin >= 0 ? e.origin : e.op;
-      std::string at = at_op >= 0 ? model.modules[flow.ops[at_op].module].name : "output";
-      if (at.empty()) at = model.model;
-      at = module_pattern(at);
-      auto key = std::make_tuple(static_cast<int>(e.kind), at, std::llround(e.bytes), e.why);
+      int module = at_op >= 0 ? flow.ops[at_op].module : -1;
+      if (module >= 0 && patterns[module].empty())
+        patterns[module] = model.modules[module].name.empty() ? model.model : module_pattern(model.modules[module].name);
+      const std::string& at = module >= 0 ? patterns[module] : kOutput;
+      std::string key = std::to_string(static_cast<int>(e.kind)) + '|' + at + '|' + std::to_string(std::llround(e.bytes)) + '|' + e.why;
       auto it = index.find(key);
       if (it == index.end()) {
         Collective c;
@@ -573,12 +576,13 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         }
         c.tensor = "[" + dims + "] (" + roles + ")";
         c.span = at_op >= 0 ? flow.ops[at_op].span : ir::Span{};
-        index[key] = mp.collectives.size();
-        mp.collectives.push_back(c);
+        it = index.emplace(std::move(key), mp.collectives.size()).first;
+        mp.collectives.push_back(std::move(c));
       }
-      mp.collectives[index[key]].count++;
+      mp.collectives[it->second].count++;
     }
     mp.totals = chosen.totals;
+    phase("collectives");
     // Components: the root's top-level items, identical consecutive blocks folded.
     // The root module's own forward is the one Call at the top: its body holds the components.
     int root_body = 0;
@@ -646,7 +650,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       last_signature_ = sig;
       mp.components.push_back(cp);
     }
-    phase("collectives + components");
+    phase("components");
     result.meshes.push_back(std::move(mp));
 
     if (preferred->empty())

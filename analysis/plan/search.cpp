@@ -594,6 +594,11 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
   std::vector<char> seen(flow.tensors.size(), 0);
   std::vector<std::string_view> producer_label(flow.tensors.size());
   std::vector<int> partial_origin(flow.tensors.size(), -1);
+  std::vector<std::string> patterns(prep.model->modules.size());
+  auto pattern_of = [&](int module) -> const std::string& {
+    if (patterns[module].empty()) patterns[module] = module_pattern(prep.model->modules[module].name);
+    return patterns[module];
+  };
   auto record = [&](int op, int t, int kind, double bytes, double mult, const std::string& why, bool statistics = false) {
     if (kind < 0) return;
     CclEvent e;
@@ -644,10 +649,8 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         double bytes;
         transition_us(prep, t, state[t], to, ctx, &kind, &bytes);
         if (kind >= 0) {
-          std::string consumer = consumer_op < 0 ? "expert dispatch"
-                                                 : flow.ops[consumer_op].name + (flow.ops[consumer_op].module > 0
-                                                                                     ? " in " + module_pattern(prep.model->modules[flow.ops[consumer_op].module].name)
-                                                                                     : "");
+          std::string consumer = consumer_op < 0 ? "expert dispatch" : flow.ops[consumer_op].name;
+          if (consumer_op >= 0 && flow.ops[consumer_op].module > 0) consumer += " in " + pattern_of(flow.ops[consumer_op].module);
           record(index, t, kind, bytes, mult, why_of(t, state[t], to, consumer));
         }
         state[t] = to;
