@@ -427,25 +427,30 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
   lap("liveness");
   // The Experts op's body reads its routed tokens (a fresh tensor) and the expert's parameters.
   // Signatures: content of each body with tensors renumbered by first appearance.
+  // Content of each tensor (shape, dtype, kind, roles), hashed once.
+  std::vector<uint64_t> content(flow.tensors.size());
+  for (size_t t = 0; t < flow.tensors.size(); ++t) {
+    const auto& info = flow.tensors[t];
+    uint64_t h = 0x9e37;
+    for (auto d : info.shape) h = mix64(h, static_cast<uint64_t>(d));
+    h = mix64(h, std::hash<std::string>()(info.dtype));
+    h = mix64(h, (info.parameter >= 0 ? 1u : 0u) | (info.buffer >= 0 ? 2u : 0u) | (info.data_dependent ? 4u : 0u));
+    for (auto r : p->roles[t]) h = mix64(h, static_cast<uint64_t>(r));
+    content[t] = h;
+  }
+  // Local numbering by first appearance, without a map per body: a stamp says which body numbered it.
+  std::vector<int> stamp(flow.tensors.size(), -1), local_id(flow.tensors.size(), 0);
   for (size_t b = p->bodies.size(); b-- > 0;) {
     auto& body = p->bodies[b];
-    std::unordered_map<int, int> local;
+    int next_id = 0;
     auto canon = [&](int t) -> uint64_t {
-      auto it = local.find(t);
-      int id;
-      if (it == local.end()) {
-        id = static_cast<int>(local.size());
-        local[t] = id;
-      } else {
-        id = it->second;
+      if (stamp[t] != static_cast<int>(b)) {
+        stamp[t] = static_cast<int>(b);
+        local_id[t] = next_id++;
       }
-      uint64_t h = static_cast<uint64_t>(id) * 131u;
-      const auto& info = flow.tensors[t];
-      for (auto d : info.shape) h = mix64(h, static_cast<uint64_t>(d));
-      h = mix64(h, std::hash<std::string>()(info.dtype));
-      h = mix64(h, (info.parameter >= 0 ? 1u : 0u) | (info.buffer >= 0 ? 2u : 0u) | (info.data_dependent ? 4u : 0u));
-      if (info.parameter >= 0 && p->param_owner_body[info.parameter] != static_cast<int>(b)) h = mix64(h, 99);
-      for (auto r : p->roles[t]) h = mix64(h, static_cast<uint64_t>(r));
+      uint64_t h = mix64(static_cast<uint64_t>(local_id[t]) * 131u, content[t]);
+      int param = flow.tensors[t].parameter;
+      if (param >= 0 && p->param_owner_body[param] != static_cast<int>(b)) h = mix64(h, 99);
       return h;
     };
     uint64_t h = 0x12345;
