@@ -460,6 +460,14 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
           mp.alternatives.push_back(a);
           continue;
         }
+        if (alt.sharded_norms && options.workload.phase == Phase::Decode) {
+          Alternative a;
+          a.name = alt.name;
+          a.feasible = false;
+          a.why_rejected = "decode runs 1 token per sequence: there is no sequence to split";
+          mp.alternatives.push_back(a);
+          continue;
+        }
         Context c = chosen.ctx;
         c.filter.allowed = alt.allowed;
         c.filter.experts_allowed = alt.experts;
