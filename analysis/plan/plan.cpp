@@ -669,7 +669,9 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         }
     phase("push result");
     // Divisibility diagnostics against this mesh's model axis.
-    int n = mesh.cols;
+    // The degree tensor parallelism uses on this mesh: the columns, or all devices in 2-D mode.
+    int n = chosen.ctx.n;
+    const std::string axis = chosen.axes.size() > 1 ? "('batch', 'model') axes" : "'model' axis";
     if (n <= 1) continue;
     auto locate = [&](std::vector<std::string> keys, int64_t value, ir::Span fallback) {
       return options.locate ? options.locate(keys, value, fallback) : fallback;
@@ -687,7 +689,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
           int64_t heads = flow.tensors[q].shape[d];
           if (heads % n != 0)
             diag("divisibility-heads", "warning",
-                 std::to_string(heads) + " attention heads do not divide the 'model' axis (" + std::to_string(n) + ") of mesh " + mesh.shape_string() +
+                 std::to_string(heads) + " attention heads do not divide the " + axis + " (" + std::to_string(n) + ") of mesh " + mesh.shape_string() +
                      ": attention cannot be head-sharded evenly (tt-mlir has no uneven sharding); pad the heads to " +
                      std::to_string((heads + n - 1) / n * n) + " as tt-xla does (tt-xla #4881, #5017) or use a mesh whose 'model' axis divides " + std::to_string(heads),
                  locate({"n_head", "num_heads", "n_heads", "num_attention_heads", "heads"}, heads, model.modules[op.module].span));
@@ -707,7 +709,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
                                      "their compute and memory on every device"
                                    : "neither divides the other: the KV projections are replicated";
             diag("divisibility-kv-heads", "warning",
-                 std::to_string(kv) + " key/value heads do not divide the 'model' axis (" + std::to_string(n) + ") of mesh " +
+                 std::to_string(kv) + " key/value heads do not divide the " + axis + " (" + std::to_string(n) + ") of mesh " +
                      mesh.shape_string() + ": " + what + "; alternatively cap tensor parallelism at " + std::to_string(kv) +
                      " and use the remaining devices for data or sequence parallelism",
                  locate({"n_kv_heads", "num_key_value_heads", "kv_heads", "n_kv", "kv"}, kv, model.modules[op.module].span));
@@ -727,7 +729,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
           bool conv = op.equation.find('H') != std::string::npos;
           diag(conv ? "divisibility-channels" : "divisibility-features", "warning",
                model.parameters[param].name + " " + (conv ? "channels" : "features") + " (" + std::to_string(shape[0]) + " x " +
-                   std::to_string(shape[1]) + ") do not divide the 'model' axis (" + std::to_string(n) + ") of mesh " +
+                   std::to_string(shape[1]) + ") do not divide the " + axis + " (" + std::to_string(n) + ") of mesh " +
                    mesh.shape_string() + ": it stays replicated; pad it to a multiple of " + std::to_string(n) + " to shard it",
                locate({"dim", "hidden", "ffn", "intermediate", "embd", "d_model", "channels", "ch", "width"}, shape[0] % n ? shape[0] : shape[1],
                       model.parameters[param].span));
@@ -738,13 +740,13 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         const auto& shape = flow.tensors[w].shape;
         if (shape.size() == 2 && shape[0] % n != 0 && shape[1] % n != 0 && flow.tensors[w].parameter >= 0)
           diag("divisibility-vocab", "warning",
-               "vocabulary " + std::to_string(shape[0]) + " does not divide the 'model' axis (" + std::to_string(n) + ") of mesh " +
+               "vocabulary " + std::to_string(shape[0]) + " does not divide the " + axis + " (" + std::to_string(n) + ") of mesh " +
                    mesh.shape_string() + ": the embedding stays replicated; pad the vocabulary to " + std::to_string((shape[0] + n - 1) / n * n),
                locate({"vocab"}, shape[0], model.parameters[flow.tensors[w].parameter].span));
       }
       if (op.kind == OpKind::Experts && op.sizes[0] % n != 0)
         diag("divisibility-experts", "information",
-             std::to_string(op.sizes[0]) + " experts do not divide the 'model' axis (" + std::to_string(n) + ") of mesh " + mesh.shape_string() +
+             std::to_string(op.sizes[0]) + " experts do not divide the " + axis + " (" + std::to_string(n) + ") of mesh " + mesh.shape_string() +
                  ": expert parallelism is not possible; experts are tensor-parallel inside or replicated",
              locate({"expert"}, op.sizes[0], model.modules[op.module].span));
     }
