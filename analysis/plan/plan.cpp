@@ -597,7 +597,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     if (prep->bodies[0].items.size() == 1 && flow.ops[prep->bodies[0].items[0]].kind == OpKind::Call)
       root_body = prep->body_of_op[prep->bodies[0].items[0]];
     const auto& root = prep->bodies[root_body];
-    uint64_t last_signature_ = 0;
+    uint64_t last_signature = 0;
     for (size_t pos = 0; pos < root.items.size(); ++pos) {
       int i = root.items[pos];
       const auto& op = flow.ops[i];
@@ -623,7 +623,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         cp.collectives_total += static_cast<int>(ccls);
         cp.collectives = static_cast<int>(std::lround(cp.collectives_total / n));
       };
-      if (!mp.components.empty() && mp.components.back().module == module_pattern(name) && last_signature_ == sig && op.kind == OpKind::Call) {
+      if (!mp.components.empty() && mp.components.back().module == module_pattern(name) && last_signature == sig && op.kind == OpKind::Call) {
         add_costs(mp.components.back(), mp.components.back().count);
         mp.components.back().count++;
         continue;
@@ -655,7 +655,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         cp.layout += (cp.layout.empty() ? "" : "; ") + layout + ": " + list;
       }
       if (cp.layout.empty()) cp.layout = "replicated";
-      last_signature_ = sig;
+      last_signature = sig;
       mp.components.push_back(cp);
     }
     phase("components");

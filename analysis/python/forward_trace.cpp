@@ -58,6 +58,12 @@ std::vector<int64_t> ints_of(const Value& v, size_t n, int64_t fallback) {
   return out;
 }
 
+// A layer's registered parameter (None when absent or set to None).
+Value layer_param(InstanceObj& layer, const std::string& key) {
+  if (auto* p = ModuleData::find(layer.module->parameters, key); p && *p) return Value::object(*p);
+  return Value::none();
+}
+
 std::string short_name(const std::string& q) {
   for (const char* prefix : {"torch.nn.functional.", "torch.Tensor.", "tensor.", "torch.", "F."})
     if (q.rfind(prefix, 0) == 0) return q.substr(std::strlen(prefix));
@@ -316,10 +322,7 @@ Value ForwardTracer::attention(Interpreter& in, const std::string& name, const V
 // nn.MultiheadAttention as PyTorch computes it: a fused in-projection split into q, k, v,
 // heads, the attention core, and the out-projection.
 Value ForwardTracer::mha(Interpreter& in, InstanceObj& layer, CallArgs& args, const ir::Span& site) {
-  auto find_param = [&](const std::string& key) -> Value {
-    if (auto* p = ModuleData::find(layer.module->parameters, key); p && *p) return Value::object(*p);
-    return Value::none();
-  };
+  auto find_param = [&](const std::string& key) { return layer_param(layer, key); };
   auto attr_int = [&](const char* key, int64_t fallback) {
     Value* v = layer.find_attribute(key);
     return v && v->is_int() ? v->as_int() : fallback;
@@ -366,11 +369,8 @@ Value ForwardTracer::mha(Interpreter& in, InstanceObj& layer, CallArgs& args, co
     if (key == "out_proj" && child) out_proj = Value::object(child);
   Value out = merged;
   if (auto* op = out_proj.as<InstanceObj>()) {
-    auto weight = ModuleData::find(op->module->parameters, "weight");
-    auto bias = ModuleData::find(op->module->parameters, "bias");
     module_stack_.push_back(module_index_.count(op) ? module_index_[op] : module_stack_.back());
-    out = linear(in, "Linear", merged, weight && *weight ? Value::object(*weight) : Value(),
-                 bias && *bias ? Value::object(*bias) : Value(), true, site);
+    out = linear(in, "Linear", merged, layer_param(*op, "weight"), layer_param(*op, "bias"), true, site);
     module_stack_.pop_back();
   }
   return make_tuple({out, Value::none()});
@@ -381,10 +381,7 @@ Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs
   std::string cls;
   for (auto* c : layer.cls->mro)
     if (c->is_builtin) { cls = c->name; break; }
-  auto param = [&](const std::string& key) -> Value {
-    if (auto* p = ModuleData::find(layer.module->parameters, key); p && *p) return Value::object(*p);
-    return Value::none();
-  };
+  auto param = [&](const std::string& key) { return layer_param(layer, key); };
   Value x = args.positional.empty() ? Value() : args.positional[0];
   if (cls == "Sequential") {
     Value v = x;
