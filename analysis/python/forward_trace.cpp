@@ -218,10 +218,30 @@ Value ForwardTracer::contract(Interpreter& in, const std::string& name, const st
   return r;
 }
 
-Value ForwardTracer::linear(Interpreter& in, const std::string& name, const Value& x, const Value& weight,
+// After code the front end could not follow (a half-typed line, an unmodelled call), a layer's
+// weights still say what it reads: assume [batch, tokens, features] (or an image for a conv) and go
+// on behind an unknown op, so that the rest of the model is analysed. The planner keeps tensors
+// whole across that op.
+Value ForwardTracer::resync(Interpreter& in, const std::string& name, const Value& x, std::vector<int64_t> shape,
+                            const std::vector<Value>& weights, const ir::Span& site) {
+  std::vector<Value> inputs;
+  if (x.as<TensorObj>()) inputs.push_back(x);
+  inputs.insert(inputs.end(), weights.begin(), weights.end());
+  std::string s;
+  for (auto d : shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  Value r = Value::object(make(in, std::move(shape), "float32", site));
+  record(OpKind::Unknown, name, inputs, r, site).detail =
+      "input shape unknown here (after code the analysis could not follow); assumed [" + s + "] from the layer's weights";
+  return r;
+}
+
+Value ForwardTracer::linear(Interpreter& in, const std::string& name, const Value& x_in, const Value& weight,
                             const Value& bias, bool weight_out_in, const ir::Span& site) {
-  auto* xs = shape_of(x);
+  Value x = x_in;
   auto* ws = shape_of(weight);
+  if (!shape_of(x) && ws && ws->size() == 2)
+    x = resync(in, name, x, {workload_.batch, workload_.tokens, weight_out_in ? (*ws)[1] : (*ws)[0]}, {weight}, site);
+  auto* xs = shape_of(x);
   std::vector<Value> inputs{x, weight};
   if (bias.as<TensorObj>()) inputs.push_back(bias);
   if (!xs || !ws || ws->size() != 2 || xs->empty())
@@ -270,11 +290,18 @@ Value ForwardTracer::matmul(Interpreter& in, const std::string& name, const Valu
   return contract(in, name, eq, {a, b}, site);
 }
 
-Value ForwardTracer::conv(Interpreter& in, const std::string& name, const Value& x, const Value& weight,
+Value ForwardTracer::conv(Interpreter& in, const std::string& name, const Value& x_in, const Value& weight,
                           const Value& bias, const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                           const std::vector<int64_t>& dilation, int64_t groups, const ir::Span& site) {
-  auto* xs = shape_of(x);
+  Value x = x_in;
   auto* ws = shape_of(weight);
+  if (!shape_of(x) && ws && ws->size() >= 3 && ws->size() <= 5) {
+    std::vector<int64_t> assumed{workload_.batch, (*ws)[1] * groups};
+    for (size_t i = 2; i < ws->size(); ++i)
+      assumed.push_back(ws->size() == 3 ? std::max<int64_t>(workload_.tokens, workload_.spatial[0] * workload_.spatial[1]) : workload_.spatial[(i - 2) % 2]);
+    x = resync(in, name, x, assumed, {weight}, site);
+  }
+  auto* xs = shape_of(x);
   std::vector<Value> inputs{x, weight};
   if (bias.as<TensorObj>()) inputs.push_back(bias);
   if (!xs || !ws || xs->size() != ws->size() || xs->size() < 3)
@@ -397,6 +424,12 @@ Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs
   // The layer's own weights are inputs too (what the first use of a forward input reveals).
   for (auto& [key, p] : layer.module->parameters)
     if (p) inputs.push_back(Value::object(p));
+  static const std::set<std::string> weighted = {"Linear", "LayerNorm", "RMSNorm", "Conv1d", "Conv2d", "Conv3d"};
+  if (!x.as<TensorObj>() && weighted.count(cls)) {
+    auto t = in.new_tensor(std::nullopt, site);  // what a line the analysis lost would have produced
+    t->why = std::make_shared<UnknownInfo>(UnknownInfo{cls + " input not known", site, false});
+    x = Value::object(t);
+  }
   if (!x.as<TensorObj>()) return record_unknown(in, cls, inputs, cls + " called without a tensor", site);
   auto* xs = shape_of(x);
   if (cls == "Linear") return linear(in, cls, x, param("weight"), param("bias"), true, site);
@@ -426,6 +459,10 @@ Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs
   }
   if (cls == "LayerNorm" || cls == "RMSNorm" || cls == "GroupNorm" || cls.rfind("BatchNorm", 0) == 0 ||
       cls.rfind("InstanceNorm", 0) == 0 || cls == "LocalResponseNorm") {
+    if (!xs && (cls == "LayerNorm" || cls == "RMSNorm") && shape_of(param("weight")) && shape_of(param("weight"))->size() == 1) {
+      x = resync(in, cls, x, {workload_.batch, workload_.tokens, (*shape_of(param("weight")))[0]}, {param("weight")}, site);
+      xs = shape_of(x);
+    }
     if (!xs) return record_unknown(in, cls, inputs, "norm input shape unknown", site);
     std::vector<Value> extra;
     for (const char* k : {"weight", "bias"})

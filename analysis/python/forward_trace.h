@@ -51,6 +51,8 @@ class ForwardTracer {
   Value record_unknown(Interpreter& in, const std::string& name, const std::vector<Value>& inputs,
                        const std::string& why, const ir::Span& site);
   Value routed_experts(Interpreter& in, InstanceObj& moe, int index, CallArgs& args, const ir::Span& site);
+  Value resync(Interpreter& in, const std::string& name, const Value& x, std::vector<int64_t> shape,
+               const std::vector<Value>& weights, const ir::Span& site);
   Value builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs& args, const ir::Span& site);
   Value contract(Interpreter& in, const std::string& name, const std::string& equation, const std::vector<Value>& inputs,
                  const ir::Span& site);

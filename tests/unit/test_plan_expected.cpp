@@ -220,3 +220,25 @@ TEST_CASE("Orientation from use: HF Conv1D [in, out] weights, fused MHA in-proje
   CHECK(param(mq, "blocks.0.w_in").layout == "column_segments");
   CHECK_FALSE(param(mq, "blocks.0.w_in").spec().has_value());
 }
+
+TEST_CASE("A half-typed forward still plans what follows the broken line", "[plan][dataflow]") {
+  // The editor's usual state: one call cut off mid-typing. The broken line is skipped, the layer
+  // after it re-derives its input from its weights, and the rest of the model is planned.
+  std::string text = fixture("gpt.py");
+  std::string from = "y = F.scaled_dot_product_attention(q, k, v, is_causal=True)";
+  auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(), "y = F.scaled_dot_product_attention(q, k, v, is_causal=");
+  auto p = plan_script(text);
+  const auto& mp = p.result.meshes.at(0);
+  CHECK(param(mp, "h.3.mlp.up.weight").layout == "column");
+  CHECK(param(mp, "h.3.mlp.down.weight").layout == "row");
+  CHECK(count_at(mp, "all_reduce", "h.*.mlp.down") == 24);
+  int unknown = 0;
+  for (auto& d : p.result.diagnostics)
+    if (d.code == "unknown-op") {
+      ++unknown;
+      CHECK(d.span.line == 37);  // return self.proj(y): its input was on the broken line
+    }
+  CHECK(unknown == 1);
+}
