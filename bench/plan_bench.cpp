@@ -34,6 +34,16 @@ std::string read(const std::string& path) {
   return s.str();
 }
 
+// The meshes the targets are stated for.
+std::vector<plan::Mesh> bench_meshes() {
+  std::vector<plan::Mesh> out;
+  for (const char* m : {"1x2", "1x8", "2x4", "8x4"}) {
+    std::string error;
+    out.push_back(*plan::parse_mesh(m, error));
+  }
+  return out;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -46,10 +56,7 @@ void run(const std::string& name, const std::string& path, const std::string& ed
     return;
   }
   plan::PlanOptions options;
-  for (const char* m : {"1x2", "1x8", "2x4", "8x4"}) {
-    std::string error;
-    options.meshes.push_back(*plan::parse_mesh(m, error));
-  }
+  options.meshes = bench_meshes();
   python::ExtractOptions extract;
   extract.trace_forward = true;
 
@@ -145,10 +152,7 @@ int main(int argc, char** argv) {
     extract.trace_forward = true;
     auto r = extractor.extract(extract);
     plan::PlanOptions options;
-    for (const char* m : {"1x2", "1x8", "2x4", "8x4"}) {
-      std::string error;
-      options.meshes.push_back(*plan::parse_mesh(m, error));
-    }
+    options.meshes = bench_meshes();
     plan::Planner planner;
     for (int i = 0; i < 30; ++i) planner.plan(r.model, options);
     return 0;

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "plan/plan_output.h"
 #include "plan/search.h"
 
 namespace shardlens::plan {
@@ -45,22 +46,6 @@ constexpr double kUsableDramFraction = 0.9;
 // formulas' error: a 126-layer model has ~900 weight tensors, < 0.5 ms against plans of 100+ ms).
 constexpr double kPreferenceUsPerParameter = 0.5;
 const std::string kOutput = "output";
-
-std::string fmt_bytes(double b) {
-  char buf[64];
-  if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
-  else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
-  else if (b >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%.0f B", b);
-  return buf;
-}
-
-std::string fmt_us(double us) {
-  char buf[64];
-  if (us >= 1000) std::snprintf(buf, sizeof buf, "%.2f ms", us / 1000);
-  else std::snprintf(buf, sizeof buf, "%.1f µs", us);
-  return buf;
-}
 
 struct Solved {
   std::string name;
@@ -141,16 +126,15 @@ class MeshPlanner {
   double untraced_parameter_bytes(const Context& ctx) const { return index_->untraced_elements * ctx.workload.dtype_bytes(); }
 
   // Expert lists whose experts are spread over devices (expert parallel), by module index.
-  std::set<int> expert_parallel_lists(const Solved& s) const {
-    std::set<int> out;
+  // Per module: whether it is an expert list whose experts are spread over devices (expert parallel).
+  std::vector<char> expert_parallel_lists(const Solved& s) const {
+    std::vector<char> out(model_.modules.size(), 0);
     const auto& flow = model_.dataflow;
     for (size_t i = 0; i < flow.ops.size(); ++i)
-      if (flow.ops[i].kind == OpKind::Experts && s.sol.decisions[i].experts_mode >= 2) out.insert(flow.ops[i].module);
+      if (flow.ops[i].kind == OpKind::Experts && s.sol.decisions[i].experts_mode >= 2) out[flow.ops[i].module] = 1;
     return out;
   }
 
-  // The layout of parameters the trace never reached directly: the other experts of a list take
-  // expert 0's layout.
   int representative(int param) const { return index_->representative[param]; }
   int expert_list_of(int param) const { return index_->expert_list_of[param]; }
 
@@ -397,17 +381,17 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       if (fits) {
         mp.memory_fallback = true;
         double slower = chosen.totals.est_time_us - fast.totals.est_time_us;
-        std::string msg = "the fastest layout needs " + fmt_bytes(fast.totals.memory_per_device_bytes) + " per device on " +
-                          mesh.shape_string() + " (" + fmt_bytes(hw.dram_bytes) + " DRAM): falling back to a memory-saving layout (" +
-                          fmt_bytes(chosen.totals.memory_per_device_bytes) + " per device) that is " + fmt_us(slower) +
+        std::string msg = "the fastest layout needs " + format_bytes(fast.totals.memory_per_device_bytes) + " per device on " +
+                          mesh.shape_string() + " (" + format_bytes(hw.dram_bytes) + " DRAM): falling back to a memory-saving layout (" +
+                          format_bytes(chosen.totals.memory_per_device_bytes) + " per device) that is " + format_us(slower) +
                           " slower per forward (" + std::to_string(chosen.totals.collectives) + " collectives instead of " +
                           std::to_string(fast.totals.collectives) + ")";
         result.diagnostics.push_back({"memory-fallback", "warning", msg, model.modules[0].span});
         mp.notes.push_back(msg);
       } else {
         result.diagnostics.push_back({"memory-does-not-fit", "error",
-                                      "no layout on " + mesh.shape_string() + " fits in " + fmt_bytes(dram) +
-                                          " per device (the smallest layout needs " + fmt_bytes(chosen.totals.memory_per_device_bytes) +
+                                      "no layout on " + mesh.shape_string() + " fits in " + format_bytes(dram) +
+                                          " per device (the smallest layout needs " + format_bytes(chosen.totals.memory_per_device_bytes) +
                                           "); use more devices or a smaller dtype",
                                       model.modules[0].span});
       }
@@ -422,7 +406,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       a.feasible = modes[i].feasible;
       if (a.feasible) {
         a.totals = modes[i].totals;
-        a.why_rejected = fmt_us(modes[i].totals.est_time_us - chosen.totals.est_time_us) + " slower per forward";
+        a.why_rejected = format_us(modes[i].totals.est_time_us - chosen.totals.est_time_us) + " slower per forward";
       } else {
         a.why_rejected = modes[i].infeasible_why;
       }
@@ -495,8 +479,8 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         if (same) continue;
         double dt = s.totals.est_time_us - chosen.totals.est_time_us;
         std::ostringstream why;
-        if (dt >= 0) why << fmt_us(dt) << " slower per forward (" << fmt_us(s.totals.est_time_us) << " vs " << fmt_us(chosen.totals.est_time_us) << ")";
-        else why << fmt_us(-dt) << " faster by the estimate but " << s.totals.collectives << " collectives instead of " << chosen.totals.collectives << " (fewer collectives win within the formulas' error)";
+        if (dt >= 0) why << format_us(dt) << " slower per forward (" << format_us(s.totals.est_time_us) << " vs " << format_us(chosen.totals.est_time_us) << ")";
+        else why << format_us(-dt) << " faster by the estimate but " << s.totals.collectives << " collectives instead of " << chosen.totals.collectives << " (fewer collectives win within the formulas' error)";
         if (dt >= 0 && s.totals.collectives != chosen.totals.collectives)
           why << "; " << s.totals.collectives << " collectives instead of " << chosen.totals.collectives;
         if (s.totals.memory_per_device_bytes > dram) why << "; does not fit in DRAM";
@@ -508,9 +492,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     // Parameters.
     planner.detail(chosen);
     phase("detail");
-    auto ep_set = planner.expert_parallel_lists(chosen);
-    std::vector<char> ep(model.modules.size(), 0);
-    for (int m : ep_set) ep[m] = 1;
+    auto ep = planner.expert_parallel_lists(chosen);
     static const std::vector<std::string> kModel{"model"}, kBoth{"batch", "model"};
     const std::vector<std::string>* axes = chosen.axes.size() > 1 ? &kBoth : &kModel;
     // Layout and reason per representative parameter (every expert shares expert 0's), then one

@@ -23,7 +23,15 @@ nlohmann::json totals_json(const Totals& t) {
           {"kv_cache_bytes_per_device", static_cast<long long>(std::llround(t.kv_cache_bytes_per_device))}};
 }
 
-std::string human_bytes(double b) {
+std::string workload_string(const PlanOptions& o) {
+  return std::string(o.workload.phase == Phase::Decode ? "decode" : "prefill") + ", batch " + std::to_string(o.workload.batch) +
+         ", " + (o.workload.phase == Phase::Decode ? "context " : "sequence ") + std::to_string(o.workload.seq) + ", " +
+         o.workload.dtype + ", " + (o.hardware ? o.hardware->name : "wormhole");
+}
+
+}  // namespace
+
+std::string format_bytes(double b) {
   char buf[64];
   if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
   else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
@@ -32,20 +40,12 @@ std::string human_bytes(double b) {
   return buf;
 }
 
-std::string human_us(double us) {
+std::string format_us(double us) {
   char buf[64];
   if (us >= 1000) std::snprintf(buf, sizeof buf, "%.2f ms", us / 1000);
   else std::snprintf(buf, sizeof buf, "%.1f µs", us);
   return buf;
 }
-
-std::string workload_string(const PlanOptions& o) {
-  return std::string(o.workload.phase == Phase::Decode ? "decode" : "prefill") + ", batch " + std::to_string(o.workload.batch) +
-         ", " + (o.workload.phase == Phase::Decode ? "context " : "sequence ") + std::to_string(o.workload.seq) + ", " +
-         o.workload.dtype + ", " + (o.hardware ? o.hardware->name : "wormhole");
-}
-
-}  // namespace
 
 nlohmann::json to_json(const PlanResult& r, const ir::ModelIR& model, const PlanOptions& o) {
   nlohmann::json j;
@@ -119,26 +119,24 @@ std::string to_text(const PlanResult& r, const ir::ModelIR& model, const PlanOpt
     char line[512];
     std::snprintf(line, sizeof line, "  %-28s %5s  %-52s %6s %11s %11s\n", "component", "x", "layout", "CCLs", "bytes", "CCL time");
     out << line;
-    int total_ccl = 0;
     for (auto& c : mp.components) {
       std::string layout = c.layout.size() > 52 ? c.layout.substr(0, 49) + "..." : c.layout;
       std::snprintf(line, sizeof line, "  %-28s %5d  %-52s %6d %11s %11s\n", (c.module.empty() ? c.class_name : c.module).c_str(),
-                    c.count, layout.c_str(), c.collectives_total, human_bytes(c.bytes * c.count).c_str(),
-                    human_us(c.ccl_us * c.count).c_str());
+                    c.count, layout.c_str(), c.collectives_total, format_bytes(c.bytes * c.count).c_str(),
+                    format_us(c.ccl_us * c.count).c_str());
       out << line;
-      total_ccl += c.collectives_total;
     }
     std::snprintf(line, sizeof line, "  %-28s %5s  %-52s %6d %11s %11s\n", "Total", "", "", mp.totals.collectives,
-                  human_bytes(mp.totals.bytes).c_str(), human_us(mp.totals.ccl_us).c_str());
+                  format_bytes(mp.totals.bytes).c_str(), format_us(mp.totals.ccl_us).c_str());
     out << line;
     out << "  collectives per forward:\n";
     for (auto& c : mp.collectives)
-      out << "    " << c.count << " x " << ccl_name(c.kind) << " of " << human_bytes(c.bytes) << " " << c.tensor << " at " << c.at
-          << " (" << human_us(c.time_us) << " each): " << c.why << "\n";
+      out << "    " << c.count << " x " << ccl_name(c.kind) << " of " << format_bytes(c.bytes) << " " << c.tensor << " at " << c.at
+          << " (" << format_us(c.time_us) << " each): " << c.why << "\n";
     if (mp.collectives.empty()) out << "    none\n";
-    out << "  estimate: " << human_us(mp.totals.est_time_us) << " per forward (compute " << human_us(mp.totals.compute_us)
-        << ", collectives " << human_us(mp.totals.ccl_us) << "); " << static_cast<int>(mp.totals.compute_parallel_fraction * 100 + 0.5)
-        << "% of FLOPs parallel; " << human_bytes(mp.totals.memory_per_device_bytes) << " per device\n";
+    out << "  estimate: " << format_us(mp.totals.est_time_us) << " per forward (compute " << format_us(mp.totals.compute_us)
+        << ", collectives " << format_us(mp.totals.ccl_us) << "); " << static_cast<int>(mp.totals.compute_parallel_fraction * 100 + 0.5)
+        << "% of FLOPs parallel; " << format_bytes(mp.totals.memory_per_device_bytes) << " per device\n";
     if (!mp.alternatives.empty()) out << "  rejected:\n";
     for (auto& a : mp.alternatives)
       out << "    " << a.name << ": " << a.why_rejected << "\n";

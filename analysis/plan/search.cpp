@@ -33,7 +33,6 @@ uint64_t hash_of(const State& s) {
   return h;
 }
 
-uint64_t mix64(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ULL + 0x9E3779B97F4A7C15ULL; }
 
 // Pins name parameters and modules, which the body's content hash does not: identical blocks with
 // different pins must not share a solution.
@@ -49,10 +48,6 @@ uint64_t pins_key(const Prepared& prep, int body, const Context& ctx) {
   for (size_t k = 0; k < b.modules.size(); ++k)
     if (auto it = ctx.pinned_outputs.find(b.modules[k]); it != ctx.pinned_outputs.end()) h = mix64(h, k * 137 + it->second.code());
   return h;
-}
-
-bool is_free(const ir::Dataflow& flow, int t) {
-  return flow.tensors[t].parameter >= 0 || flow.tensors[t].buffer >= 0;
 }
 
 // Specs a free tensor (a parameter used first inside a callee) may be stored in.
@@ -71,7 +66,7 @@ std::vector<Spec> free_options(const Prepared& prep, int t, const Context& ctx) 
 
 // What storing a parameter in `s` costs the search beyond time: memory (fallback) and leaving the
 // layout preferred by the meshes planned before.
-double parameter_memory_cost(const Prepared& prep, int t, Spec s, const Context& ctx) {
+double storage_cost(const Prepared& prep, int t, Spec s, const Context& ctx) {
   int param = prep.model->dataflow.tensors[t].parameter;
   if (param < 0) return 0;
   double extra = 0;
@@ -89,6 +84,33 @@ struct Node {
   Decision decision;
   std::pair<uint64_t, int> nested{0, -1};
 };
+
+// How much work routed experts do on an axis (balanced routing): experts that receive tokens at
+// all, the most any device runs when experts are spread over the axis, and the bytes each
+// all-to-all moves (every token's top-k copies).
+struct ExpertsLoad {
+  int64_t experts = 1;
+  double active = 1, per_device = 1, dispatch_bytes = 0;
+};
+ExpertsLoad experts_load(const ir::Dataflow& flow, const ir::Op& op, const Context& ctx) {
+  ExpertsLoad l;
+  l.experts = op.sizes.size() > 0 ? op.sizes[0] : 1;
+  const double k = op.sizes.size() > 1 ? static_cast<double>(op.sizes[1]) : 1;
+  const double t = op.sizes.size() > 2 ? static_cast<double>(op.sizes[2]) : 1;
+  l.active = std::min(static_cast<double>(l.experts), std::max(1.0, t * ctx.activation_scale) * k);
+  l.per_device = std::ceil(l.active / ctx.n);
+  l.dispatch_bytes = t * k * static_cast<double>(flow.tensors[op.inputs[0]].shape.back()) * ctx.workload.dtype_bytes() *
+                     ctx.activation_scale;
+  return l;
+}
+
+// An expert's output spec, as the combined [tokens..., features] result takes it: sharded on the
+// features (its last dim), or as it is. Sharded on the routed tokens: no combined spec (-1 dim).
+Spec combined_spec(const ir::Dataflow& flow, const ir::Op& op, Spec expert_out) {
+  if (expert_out.kind != kSharded) return expert_out;
+  if (expert_out.dim == 0) return Spec::S(-1);
+  return Spec::S(static_cast<int>(flow.tensors[op.inputs[0]].shape.size()) - 1);
+}
 
 }  // namespace
 
@@ -150,7 +172,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
           if (ctx.unpinned_replicated && !ctx.pinned_params.count(param) && !(to == Spec::R())) return false;
         }
         if (to.kind == kPartial) return false;
-        cost += parameter_memory_cost(prep, t, to, ctx);
+        cost += storage_cost(prep, t, to, ctx);
         if (live_after(t, p)) put(ns, t, to);
         return true;
       }
@@ -195,7 +217,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
                 int t = nbody.ext[i];
                 if (!find(node.state, t) && is_free(flow, t)) {
                   n.decision.free_specs.push_back(e[i]);
-                  n.cost += parameter_memory_cost(prep, t, e[i], ctx);
+                  n.cost += storage_cost(prep, t, e[i], ctx);
                   if (live_after(t, p)) put(n.state, t, e[i]);
                 }
               }
@@ -216,12 +238,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
         }
       } else {
         // Routed experts: replicated, tensor-parallel inside each expert, or expert-parallel.
-        const int64_t E = op.sizes.size() > 0 ? op.sizes[0] : 1;
-        const int64_t K = op.sizes.size() > 1 ? op.sizes[1] : 1;
-        const int64_t T = op.sizes.size() > 2 ? op.sizes[2] : 1;
-        const double tokens = std::max(1.0, static_cast<double>(T) * ctx.activation_scale);
-        const double active = std::min(static_cast<double>(E), tokens * static_cast<double>(K));
-        const double per_device_active = std::ceil(active / ctx.n);
+        const ExpertsLoad load = experts_load(flow, op, ctx);
         Context rctx = ctx;
         rctx.filter.allowed = kTagReplicated;
         rctx.filter.sharded_norms = false;
@@ -242,9 +259,6 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
           if (rbest < 0 || rmemo->exits[x].cost < rmemo->exits[rbest].cost) rbest = x;
         int x_tensor = op.inputs[0];
         int x_rank = static_cast<int>(flow.tensors[x_tensor].shape.size());
-        double dispatch_bytes = static_cast<double>(T) * static_cast<double>(K) *
-                                static_cast<double>(flow.tensors[x_tensor].shape.back()) * ctx.workload.dtype_bytes() *
-                                ctx.activation_scale;
         for (int ni = 0; ni < static_cast<int>(cur.size()); ++ni) {
           const Node& node = cur[ni];
           auto with_inputs = [&](Spec xs, Spec ps, double extra, Spec out, int mode, std::pair<uint64_t, int> nested,
@@ -263,14 +277,14 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
             relax(std::move(n));
           };
           if (rbest >= 0) {
-            with_inputs(Spec::R(), Spec::R(), rmemo->exits[rbest].cost * active, Spec::R(), 0, {rkey, rbest}, kTagReplicated);
-            if (E % ctx.n == 0 && ctx.n > 1) {
-              with_inputs(Spec::R(), Spec::R(), rmemo->exits[rbest].cost * per_device_active, Spec::P(), 2, {rkey, rbest},
+            with_inputs(Spec::R(), Spec::R(), rmemo->exits[rbest].cost * load.active, Spec::R(), 0, {rkey, rbest}, kTagReplicated);
+            if (load.experts % ctx.n == 0 && ctx.n > 1) {
+              with_inputs(Spec::R(), Spec::R(), rmemo->exits[rbest].cost * load.per_device, Spec::P(), 2, {rkey, rbest},
                           kTagExpertLocal);
               for (int d = 0; d + 1 < x_rank; ++d) {
                 if (!(flow.tensors[x_tensor].shape[d] % ctx.n == 0 && flow.tensors[x_tensor].shape[d] >= ctx.n)) continue;
-                double a2a = 2 * (collective_us(ctx, Ccl::AllToAll, dispatch_bytes) + ctx.ccl_penalty_us);
-                with_inputs(Spec::S(d), Spec::S(d), rmemo->exits[rbest].cost * per_device_active + a2a, Spec::S(d), 3,
+                double a2a = 2 * (collective_us(ctx, Ccl::AllToAll, load.dispatch_bytes) + ctx.ccl_penalty_us);
+                with_inputs(Spec::S(d), Spec::S(d), rmemo->exits[rbest].cost * load.per_device + a2a, Spec::S(d), 3,
                             {rkey, rbest}, kTagExpertAllToAll);
               }
             }
@@ -280,14 +294,9 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
             for (int x = 0; x < static_cast<int>(tmemo->exits.size()); ++x) {
               const Exit& ex = tmemo->exits[x];
               if (ex.out.empty()) continue;
-              Spec o = ex.out[0];
-              if (o.kind == kSharded) {
-                // [tokens, features] sharded on features -> the combined output sharded on its last dim
-                if (o.dim == 0) continue;
-                o = Spec::S(x_rank - 1);
-              }
-              if (o.kind == kSegments) continue;
-              with_inputs(Spec::R(), Spec::R(), ex.cost * active, o, 1, {tkey, x}, kTagExpertTensor);
+              Spec o = combined_spec(flow, op, ex.out[0]);
+              if ((o.kind == kSharded && o.dim < 0) || o.kind == kSegments) continue;
+              with_inputs(Spec::R(), Spec::R(), ex.cost * load.active, o, 1, {tkey, x}, kTagExpertTensor);
             }
           }
         }
@@ -477,7 +486,7 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
       int nb = prep.body_of_op[index];
       size_t fi = 0;
       for (int t : prep.bodies[nb].ext)
-        if (!state.count(t) && (flow.tensors[t].parameter >= 0 || flow.tensors[t].buffer >= 0) && fi < d.free_specs.size()) {
+        if (!state.count(t) && is_free(flow, t) && fi < d.free_specs.size()) {
           Spec s = d.free_specs[fi++];
           if (flow.tensors[t].parameter >= 0) {
             double b = tensor_bytes(prep, t, ctx);
@@ -493,29 +502,24 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
     }
     if (op.kind == OpKind::Experts) {
       int nb = prep.body_of_op[index];
-      const int64_t E = op.sizes[0], K = op.sizes[1], T = op.sizes[2];
-      double tokens = std::max(1.0, static_cast<double>(T) * ctx.activation_scale);
-      double active = std::min(static_cast<double>(E), tokens * static_cast<double>(K));
-      double per_device = std::ceil(active / ctx.n);
+      const ExpertsLoad load = experts_load(flow, op, ctx);
       Spec xs = d.experts_mode == 3 ? d.experts_tokens : Spec::R();
       move(op.inputs[0], xs);
       if (op.inputs.size() > 1) move(op.inputs[1], xs);
       auto [nkey, nexit] = ex.nested[pos];
       const Aggregate& sub = aggregate(prep, nb, nkey, nexit, ctx, ctx_hash);
       bool spread = d.experts_mode >= 2;
-      agg.add(sub, spread ? per_device : active, spread ? static_cast<double>(E) / ctx.n : static_cast<double>(E));
+      agg.add(sub, spread ? load.per_device : load.active,
+              spread ? static_cast<double>(load.experts) / ctx.n : static_cast<double>(load.experts));
       Spec out = Spec::R();
       if (d.experts_mode == 1) {
         const auto& nout = memo_.at(nkey).exits[nexit].out;
-        out = nout.empty() ? Spec::R() : nout[0];
-        if (out.kind == kSharded) out = Spec::S(static_cast<int>(flow.tensors[op.inputs[0]].shape.size()) - 1);
+        out = nout.empty() ? Spec::R() : combined_spec(flow, op, nout[0]);
       }
       if (d.experts_mode == 2) out = Spec::P();
       if (d.experts_mode == 3) {
         out = xs;
-        double dispatch = static_cast<double>(T) * static_cast<double>(K) *
-                          static_cast<double>(flow.tensors[op.inputs[0]].shape.back()) * ctx.workload.dtype_bytes() * ctx.activation_scale;
-        charge(Ccl::AllToAll, dispatch, 2);
+        charge(Ccl::AllToAll, load.dispatch_bytes, 2);
       }
       pinned(op, op.outputs[0], out);
       continue;
@@ -682,35 +686,28 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
       }
       if (op.kind == OpKind::Experts) {
         int nb = prep.body_of_op[index];
-        const int64_t E = op.sizes[0], K = op.sizes[1], T = op.sizes[2];
-        double tokens = std::max(1.0, static_cast<double>(T) * ctx.activation_scale);
-        double active = std::min(static_cast<double>(E), tokens * static_cast<double>(K));
-        double per_device = std::ceil(active / ctx.n);
+        const ExpertsLoad load = experts_load(flow, op, ctx);
         Spec xs = Spec::R(), out = Spec::R();
-        double body_mult = active;
+        double body_mult = load.active;
         std::string_view label = "replicated";
-        if (d.experts_mode == 2) { out = Spec::P(); body_mult = per_device; label = "expert (replicated tokens)"; }
+        if (d.experts_mode == 2) { out = Spec::P(); body_mult = load.per_device; label = "expert (replicated tokens)"; }
         if (d.experts_mode == 3) {
           xs = d.experts_tokens;
           out = xs;
-          body_mult = per_device;
+          body_mult = load.per_device;
           label = "expert (all-to-all)";
         }
         current_label = d.experts_mode == 2 ? "expert (replicated tokens)" : d.experts_mode == 3 ? "expert (all-to-all)" : "";
         move(op.inputs[0], xs, -1);
         if (op.inputs.size() > 1) move(op.inputs[1], xs, -1);
-        double dispatch = static_cast<double>(T) * static_cast<double>(K) *
-                          static_cast<double>(flow.tensors[op.inputs[0]].shape.back()) * ctx.workload.dtype_bytes() * ctx.activation_scale;
-        if (d.experts_mode == 3) record(index, op.inputs[0], static_cast<int>(Ccl::AllToAll), dispatch, mult, "expert parallel: dispatch routed tokens to the devices holding their experts");
+        if (d.experts_mode == 3) record(index, op.inputs[0], static_cast<int>(Ccl::AllToAll), load.dispatch_bytes, mult, "expert parallel: dispatch routed tokens to the devices holding their experts");
         run_body(nb, mult * body_mult);
         if (d.experts_mode == 1) {
           const auto& eb = prep.bodies[nb];
-          Spec o = eb.outputs.empty() ? Spec::R() : state[eb.outputs[0]];
-          if (o.kind == kSharded) o = Spec::S(static_cast<int>(flow.tensors[op.inputs[0]].shape.size()) - 1);
-          out = o;
+          out = eb.outputs.empty() ? Spec::R() : combined_spec(flow, op, state[eb.outputs[0]]);
           label = "tensor (inside each expert)";
         }
-        if (d.experts_mode == 3) record(index, op.outputs[0], static_cast<int>(Ccl::AllToAll), dispatch, mult, "expert parallel: combine expert outputs back to the tokens' devices");
+        if (d.experts_mode == 3) record(index, op.outputs[0], static_cast<int>(Ccl::AllToAll), load.dispatch_bytes, mult, "expert parallel: combine expert outputs back to the tokens' devices");
         producer_label[op.outputs[0]] = label;
         ev.op_label[index] = label;
         if (out.kind == kPartial) {

@@ -6,9 +6,6 @@
 // Megatron column/row pairs, head-sharded attention, vocab-parallel embeddings, sequence and data
 // parallelism are not written down anywhere here: they are what the search finds among these rules.
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -79,11 +76,6 @@ uint64_t Context::hash() const {
 
 namespace {
 
-uint64_t mix64(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ULL + 0x9E3779B97F4A7C15ULL; }
-
-bool is_free(const ir::Dataflow& flow, int t) {
-  return flow.tensors[t].parameter >= 0 || flow.tensors[t].buffer >= 0;
-}
 
 // Dim roles: named dims for messages and for telling data / sequence parallelism from tensor
 // parallelism. Propagated in execution order from the inputs.
@@ -279,14 +271,6 @@ void assign_roles(Prepared& p) {
 std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
   auto p = std::make_shared<Prepared>();
   p->model = &model;
-  static const bool timing = std::getenv("SHARDLENS_PLAN_TIMING") != nullptr;
-  auto t0 = std::chrono::steady_clock::now();
-  auto lap = [&](const char* what) {
-    if (!timing) return;
-    auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "prepare %-12s %.2f ms\n", what, std::chrono::duration<double, std::milli>(now - t0).count());
-    t0 = now;
-  };
   const auto& flow = model.dataflow;
   p->body_of_op.assign(flow.ops.size(), -1);
   // Bodies: the root (all ops, top level = not inside another body) and one per Call / Experts.
@@ -324,9 +308,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
       for (int t : flow.ops[i].outputs) p->producer[t] = static_cast<int>(i);
   for (size_t i = 0; i < flow.ops.size(); ++i)
     for (int t : flow.ops[i].inputs) p->consumers[t].push_back(static_cast<int>(i));
-  lap("bodies");
   assign_roles(*p);
-  lap("roles");
   // Which body each parameter is local to: the deepest body containing all its uses.
   std::vector<int> depth(p->bodies.size(), 0), body_parent(p->bodies.size(), -1);
   for (size_t b = 1; b < p->bodies.size(); ++b) {
@@ -358,7 +340,6 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
   p->param_owner_body.assign(model.parameters.size(), 0);
   for (size_t t = 0; t < flow.tensors.size(); ++t)
     if (flow.tensors[t].parameter >= 0 && tensor_home[t] >= 0) p->param_owner_body[flow.tensors[t].parameter] = tensor_home[t];
-  lap("homes");
   // Ext tensors and liveness per body.
   for (size_t b = 0; b < p->bodies.size(); ++b) {
     auto& body = p->bodies[b];
@@ -424,7 +405,6 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
         pbody.ext.push_back(t);
     }
   }
-  lap("liveness");
   // The Experts op's body reads its routed tokens (a fresh tensor) and the expert's parameters.
   // Signatures: content of each body with tensors renumbered by first appearance.
   // Content of each tensor (shape, dtype, kind, roles), hashed once.
@@ -495,7 +475,6 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
       v->erase(std::unique(v->begin(), v->end()), v->end());
     }
   }
-  lap("signatures");
   // Op signatures: the body's content and the op's position in it.
   p->op_signature.assign(flow.ops.size(), 0);
   for (auto& body : p->bodies)
@@ -540,7 +519,6 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
     std::sort(ks.begin(), ks.end());
     ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
   }
-  lap("segments");
   return p;
 }
 

@@ -877,7 +877,7 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
     return r;
   }
   if (name == "where") {
-    Value cond = method ? arg(0, "condition") : arg(0, "condition");
+    Value cond = arg(0, "condition");
     std::vector<Value> ops = inputs;
     auto* a = shape_of(arg(method ? 0 : 1, "input")), *b = shape_of(arg(method ? 1 : 2, "other"));
     const std::vector<int64_t>* s = a ? a : b;
