@@ -1,5 +1,4 @@
-// shardlens: the command line. `serve` (the language server), `plan` and `report` arrive with
-// their issues; each subcommand is a thin shell over the analysis libraries.
+// shardlens: the command line; each subcommand is a thin shell over the analysis libraries.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,7 +15,11 @@ const char* kUsage =
     "      the modules and parameters FILE builds, statically (no Python is run)\n"
     "  plan FILE [--model EXPR] [--mesh RxC|PRESET ...] [--strategy auto|tensor] [--batch N] [--seq N]\n"
     "       [--phase prefill|decode] [--dtype bf16|fp32|bfp8] [--hardware wormhole|blackhole] [--format text|json]\n"
-    "      how to shard FILE's model over each mesh: layouts, collectives, costs and rejected alternatives\n"
+    "       [--emit tt-xla|shard-spec]\n"
+    "      how to shard FILE's model over each mesh: layouts, collectives, costs and rejected alternatives;\n"
+    "      --emit prints the annotation code (xs.mark_sharding block, or load_shard_spec) for the first mesh\n"
+    "  serve [--stdio] [--listen 127.0.0.1:PORT] [--log-level error|info|debug]\n"
+    "      the language server (LSP over stdio, or one client over TCP on loopback)\n"
     "  syntax-tree FILE\n"
     "      tree-sitter's concrete syntax tree of FILE (for debugging the front end)\n"
     "  dataflow FILE [--model EXPR] [--tokens N]\n"
@@ -37,6 +40,7 @@ int main(int argc, char** argv) {
   if (command == "syntax-tree") return shardlens::cli::run_syntax_tree(args);
   if (command == "dataflow") return shardlens::cli::run_dataflow(args);
   if (command == "plan") return shardlens::cli::run_plan(args);
+  if (command == "serve") return shardlens::cli::run_serve(args);
   if (command == "--version" || command == "version") {
     std::puts("shardlens 0.1.0");
     return 0;

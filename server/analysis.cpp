@@ -1,0 +1,149 @@
+#include "analysis.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "python/value_locator.h"
+
+namespace shardlens::server {
+
+size_t DocumentAnalysis::line_offset(uint32_t line_1based) const {
+  if (line_1based == 0) return 0;
+  if (line_1based - 1 >= line_starts.size()) return text.size();
+  return line_starts[line_1based - 1];
+}
+
+size_t DocumentAnalysis::offset_of(const ir::Span& span, bool end) const {
+  uint32_t line = end ? span.end_line : span.line;
+  uint32_t column = end ? span.end_column : span.column;
+  if (line == 0) return 0;
+  size_t start = line_offset(line);
+  size_t limit = line < line_starts.size() ? line_starts[line] : text.size();
+  return std::min(start + column, limit);
+}
+
+DocumentAnalyzer::DocumentAnalyzer() = default;
+DocumentAnalyzer::~DocumentAnalyzer() = default;
+
+namespace {
+
+python::TextPosition position_in(const std::string& text, size_t offset) {
+  offset = std::min(offset, text.size());
+  python::TextPosition p;
+  size_t line_start = 0;
+  for (size_t i = 0; i < offset; ++i)
+    if (text[i] == '\n') {
+      ++p.row;
+      line_start = i + 1;
+    }
+  p.column = static_cast<uint32_t>(offset - line_start);
+  return p;
+}
+
+void add_plan_findings(DocumentAnalysis& a) {
+  for (auto& d : a.plan.diagnostics) {
+    Finding f;
+    f.code = d.code;
+    f.severity = d.severity;
+    f.message = d.message;
+    if (d.span.valid()) {
+      f.start = a.offset_of(d.span, false);
+      f.end = std::max(f.start, a.offset_of(d.span, true));
+    }
+    a.findings.push_back(std::move(f));
+  }
+  for (auto& u : a.model.unresolved) {
+    Finding f;
+    bool syntax = u.what == "syntax error" || u.reason.find("does not parse") != std::string::npos;
+    f.code = syntax ? "syntax-error" : "unresolved";
+    f.severity = syntax ? "warning" : "information";
+    f.message = syntax ? (u.what == "syntax error" ? u.reason : u.what + ": " + u.reason) : u.what + ": " + u.reason;
+    if (u.span.valid()) {
+      f.start = a.offset_of(u.span, false);
+      f.end = std::max(f.start, a.offset_of(u.span, true));
+    }
+    a.findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, const std::string& path, const std::string& text,
+                                                                  const std::vector<ByteEdit>& edits, bool reset, const Settings& settings) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto a = std::make_shared<DocumentAnalysis>();
+  a->version = version;
+  a->text = text;
+  a->settings = settings;
+  a->line_starts.push_back(0);
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n') a->line_starts.push_back(i + 1);
+  auto done = [&]() {
+    a->analysis_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return a;
+  };
+  if (text.size() > kMaxAnalysedBytes) {
+    extractor_.reset();
+    a->error = "the file is larger than " + std::to_string(kMaxAnalysedBytes >> 20) + " MiB; shardlens does not analyse it";
+    a->findings.push_back({"file-too-large", "information", a->error, 0, 0, std::nullopt, ""});
+    return done();
+  }
+  if (text.find('\0') != std::string::npos) {
+    extractor_.reset();
+    a->error = "the file contains NUL bytes; shardlens analyses Python source only";
+    a->findings.push_back({"not-text", "information", a->error, 0, 0, std::nullopt, ""});
+    return done();
+  }
+  a->lines = protocol::LineIndex(text);
+  bool fresh = !extractor_ || path != path_ || reset;
+  if (!fresh) {
+    for (auto& e : edits) {
+      const std::string& current = extractor_->document().text();
+      python::TextEdit edit{position_in(current, e.start), position_in(current, e.end), e.text};
+      extractor_->apply_edit(edit);
+    }
+    fresh = extractor_->document().text() != text;
+  }
+  if (fresh) {
+    extractor_ = std::make_unique<python::ModelExtractor>(text, path);
+    path_ = path;
+  }
+  a->options = settings.plan_options();
+  python::ExtractOptions extract;
+  extract.model_expression = settings.model;
+  extract.trace_forward = true;
+  extract.workload.batch = a->options.workload.batch;
+  extract.workload.tokens = a->options.workload.tokens_per_forward();
+  auto result = extractor_->extract(extract);
+  a->model = std::move(result.model);
+  a->extracted = result.ok;
+  if (!result.ok) {
+    a->error = result.error;
+    a->findings.push_back({"no-model", "information", "shardlens: " + result.error, 0, 0, std::nullopt, ""});
+  } else {
+    const std::string* script = &a->text;
+    a->options.locate = [script](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
+      ir::Span s = python::locate_value(*script, keys, value);
+      return s.valid() ? s : fallback;
+    };
+    a->plan = planner_.plan(a->model, a->options);
+    if (!a->plan.ok) a->findings.push_back({"plan-failed", "warning", "shardlens could not plan: " + a->plan.error, 0, 0, std::nullopt, ""});
+  }
+  add_plan_findings(*a);
+  find_annotations(*a, extractor_->document().tree());
+  if (a->plan.ok) check_annotations(*a, *this);
+  return done();
+}
+
+std::optional<plan::PlanResult> DocumentAnalyzer::plan_with_pins(const DocumentAnalysis& analysis,
+                                                                 const std::map<std::string, std::string>& pins) {
+  if (!analysis.plan.ok) return std::nullopt;
+  plan::PlanOptions options = analysis.options;
+  options.pinned_parameters = pins;
+  options.alternatives = false;
+  auto result = planner_.plan(analysis.model, options);
+  if (!result.ok) return std::nullopt;
+  return result;
+}
+
+}  // namespace shardlens::server

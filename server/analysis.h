@@ -1,0 +1,103 @@
+// One document's analysis on the worker: incremental extraction, memoized planning, checks of
+// the annotations already in the file. The result is immutable and shared with the features.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/model_ir.h"
+#include "plan/plan.h"
+#include "python/extractor.h"
+#include "protocol/position.h"
+#include "settings.h"
+
+struct TSTree;
+
+namespace shardlens::server {
+
+// A text replacement in the analysed text, by byte offsets.
+struct ByteEdit {
+  size_t start = 0, end = 0;
+  std::string text;
+};
+
+// A problem to publish, located by byte offsets in the analysed text.
+struct Finding {
+  std::string code;
+  std::string severity;  // error | warning | information | hint
+  std::string message;
+  size_t start = 0, end = 0;
+  std::optional<ByteEdit> fix;
+  std::string fix_title;
+};
+
+// One `xs.mark_sharding(t, mesh, spec)` call or `load_shard_spec` entry the file already has.
+struct AnnotationSite {
+  enum Kind { MarkSharding, ShardSpecEntry } kind = MarkSharding;
+  size_t start = 0, end = 0;            // the call / entry
+  size_t spec_start = 0, spec_end = 0;  // the partition-spec argument
+  size_t line_start = 0, line_end = 0;  // the whole line(s), for removal
+  std::string tensor_text;              // as written
+  std::vector<std::string> parameters;  // what it marks (a loop marks one per block)
+  bool resolved = false;                // the tensor expression was understood
+  std::optional<std::vector<std::vector<std::string>>> spec;  // user axis names per dim
+};
+
+// The mesh a script builds with `xs.Mesh(ids, shape, axis_names)`, when literal.
+struct ScriptMesh {
+  std::vector<int64_t> shape;
+  std::vector<std::string> axis_names;
+  bool found = false;
+};
+
+struct DocumentAnalysis {
+  int version = 0;
+  std::string text;
+  Settings settings;
+  plan::PlanOptions options;
+  bool extracted = false;   // a model was found
+  std::string error;        // why not
+  ir::ModelIR model;        // stays put: the plan's names point into it
+  plan::PlanResult plan;
+  std::vector<AnnotationSite> annotations;
+  ScriptMesh script_mesh;
+  std::vector<Finding> findings;
+  double analysis_ms = 0;
+  size_t line_offset(uint32_t line_1based) const;       // byte offset of a 1-based line's start
+  size_t offset_of(const ir::Span& span, bool end) const;  // span position → byte offset
+  std::vector<size_t> line_starts;
+  protocol::LineIndex lines;  // for LSP positions
+};
+
+// Keeps one document's extractor (incremental parse) and planner (memo) between analyses.
+class DocumentAnalyzer {
+ public:
+  DocumentAnalyzer();
+  ~DocumentAnalyzer();
+  // `edits` bring the previously analysed text to `text` (the analyzer checks, and starts afresh
+  // from `text` when they do not, or when `reset`).
+  std::shared_ptr<const DocumentAnalysis> analyze(int version, const std::string& path, const std::string& text,
+                                                  const std::vector<ByteEdit>& edits, bool reset, const Settings& settings);
+  // A plan of the same model with some parameters pinned (for the cost of an annotation).
+  std::optional<plan::PlanResult> plan_with_pins(const DocumentAnalysis& analysis,
+                                                 const std::map<std::string, std::string>& pins);
+
+ private:
+  std::unique_ptr<python::ModelExtractor> extractor_;
+  plan::Planner planner_;
+  std::string path_;
+};
+
+// Annotation discovery and checks (annotations.cpp).
+void find_annotations(DocumentAnalysis& analysis, TSTree* tree);
+void check_annotations(DocumentAnalysis& analysis, DocumentAnalyzer& analyzer);
+
+// "(None, \"model\")"-style Python for a spec in the given axis names.
+std::string python_spec(const std::vector<std::vector<std::string>>& spec);
+
+// Files larger than this are kept but not analysed (a 50 MB paste must not stall the server).
+constexpr size_t kMaxAnalysedBytes = 8u << 20;
+
+}  // namespace shardlens::server

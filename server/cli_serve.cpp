@@ -1,0 +1,65 @@
+// `shardlens serve [--stdio] [--listen 127.0.0.1:PORT] [--log-level error|info|debug]`
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "language_server.h"
+#include "protocol/transport.h"
+
+namespace shardlens::cli {
+
+int run_serve(const std::vector<std::string>& args) {
+  server::ServerOptions options;
+  std::string listen;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--stdio") continue;
+    if ((a == "--listen" || a == "--log-level") && i + 1 >= args.size()) {
+      std::fprintf(stderr, "shardlens serve: %s needs a value\n", a.c_str());
+      return 2;
+    }
+    if (a == "--listen") {
+      listen = args[++i];
+    } else if (a.rfind("--listen=", 0) == 0) {
+      listen = a.substr(9);
+    } else if (a == "--log-level") {
+      std::string level = args[++i];
+      if (level == "error") options.log_level = 0;
+      else if (level == "info") options.log_level = 1;
+      else if (level == "debug") options.log_level = 2;
+      else {
+        std::fprintf(stderr, "shardlens serve: --log-level must be error, info or debug, not '%s'\n", level.c_str());
+        return 2;
+      }
+    } else if (a.rfind("--clientProcessId", 0) == 0) {
+      // Passed by vscode-languageclient; the client's lifetime ends the stream anyway.
+      if (a.find('=') == std::string::npos) ++i;
+    } else {
+      std::fprintf(stderr, "shardlens serve: unknown option '%s'\nusage: shardlens serve [--stdio] [--listen 127.0.0.1:PORT] [--log-level error|info|debug]\n", a.c_str());
+      return 2;
+    }
+  }
+  std::unique_ptr<protocol::Transport> transport;
+  if (listen.empty()) {
+    transport = protocol::stdio_transport();
+  } else {
+    std::string error;
+    transport = protocol::tcp_transport(listen, error, [](unsigned short port) {
+      std::fprintf(stderr, "shardlens: listening on 127.0.0.1:%u\n", port);
+      std::fflush(stderr);
+    });
+    if (!transport) {
+      std::fprintf(stderr, "shardlens serve: %s\n", error.c_str());
+      return 2;
+    }
+  }
+  int code = server::run_language_server(*transport, options);
+  std::fflush(stderr);
+  // The stdin reader thread may still be blocked in read(2); end the process without unwinding it.
+  ::_exit(code);
+}
+
+}  // namespace shardlens::cli

@@ -1,0 +1,751 @@
+#include "language_server.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <variant>
+
+#include "analysis.h"
+#include "lsp_features.h"
+#include "plan/plan_output.h"
+#include "protocol/framing.h"
+#include "protocol/jsonrpc.h"
+#include "protocol/position.h"
+#include "settings.h"
+
+namespace shardlens::server {
+namespace {
+
+using protocol::json;
+using Clock = std::chrono::steady_clock;
+namespace ec = protocol::error_code;
+
+struct RpcError {
+  int code;
+  std::string message;
+};
+
+// What the reader and the worker hand to the main loop.
+struct ReaderMessage {
+  std::string body;
+};
+struct ReaderError {
+  std::string problem;
+};
+struct ReaderEnd {};
+struct AnalysisDone {
+  std::string uri;
+  std::shared_ptr<const DocumentAnalysis> analysis;
+};
+using Event = std::variant<ReaderMessage, ReaderError, ReaderEnd, AnalysisDone>;
+
+class EventQueue {
+ public:
+  void push(Event e) {
+    {
+      std::lock_guard lock(mutex_);
+      events_.push_back(std::move(e));
+    }
+    cv_.notify_one();
+  }
+  // Waits until an event arrives or `deadline` passes.
+  std::optional<Event> pop(std::optional<Clock::time_point> deadline) {
+    std::unique_lock lock(mutex_);
+    auto ready = [&] { return !events_.empty(); };
+    if (deadline) cv_.wait_until(lock, *deadline, ready);
+    else cv_.wait(lock, ready);
+    if (events_.empty()) return std::nullopt;
+    Event e = std::move(events_.front());
+    events_.pop_front();
+    return e;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Event> events_;
+};
+
+struct Job {
+  int version = 0;
+  std::string path, text;
+  std::vector<ByteEdit> edits;
+  bool reset = true;
+  Settings settings;
+  bool close = false;
+};
+
+// Runs analyses one at a time; a newer job for a document replaces one not yet started.
+class Worker {
+ public:
+  explicit Worker(EventQueue& out) : out_(out), thread_([this] { run(); }) {}
+  ~Worker() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  void submit(const std::string& uri, Job job) {
+    {
+      std::lock_guard lock(mutex_);
+      auto it = jobs_.find(uri);
+      if (it != jobs_.end() && !job.close && !it->second.close) {
+        // Merge: the edits of the replaced job still have to reach the analyzer.
+        std::vector<ByteEdit> edits = std::move(it->second.edits);
+        edits.insert(edits.end(), job.edits.begin(), job.edits.end());
+        job.edits = std::move(edits);
+        job.reset = job.reset || it->second.reset;
+      }
+      if (it == jobs_.end()) order_.push_back(uri);
+      jobs_[uri] = std::move(job);
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::string uri;
+      Job job;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [&] { return stop_ || !order_.empty(); });
+        if (stop_) return;
+        uri = order_.front();
+        order_.pop_front();
+        job = std::move(jobs_[uri]);
+        jobs_.erase(uri);
+      }
+      if (job.close) {
+        analyzers_.erase(uri);
+        continue;
+      }
+      auto& analyzer = analyzers_[uri];
+      if (!analyzer) analyzer = std::make_unique<DocumentAnalyzer>();
+      std::shared_ptr<const DocumentAnalysis> result;
+      try {
+        result = analyzer->analyze(job.version, job.path, job.text, job.edits, job.reset, job.settings);
+      } catch (const std::exception& e) {
+        // Never lose the session over one analysis: report it on the document instead.
+        analyzer = std::make_unique<DocumentAnalyzer>();
+        auto a = std::make_shared<DocumentAnalysis>();
+        a->version = job.version;
+        a->text = job.text;
+        a->lines = protocol::LineIndex(job.text);
+        a->line_starts.push_back(0);
+        a->error = std::string("internal error while analysing: ") + e.what();
+        a->findings.push_back({"internal-error", "error", a->error, 0, 0, std::nullopt, ""});
+        result = a;
+      }
+      out_.push(AnalysisDone{uri, result});
+    }
+  }
+
+  EventQueue& out_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::map<std::string, Job> jobs_;
+  std::deque<std::string> order_;
+  bool stop_ = false;
+  std::map<std::string, std::unique_ptr<DocumentAnalyzer>> analyzers_;  // worker thread only
+  std::thread thread_;
+};
+
+struct ParkedRequest {
+  json id;
+  std::string method;
+  json params;
+};
+
+struct Document {
+  std::string uri, path;
+  int version = 0;
+  std::string text;
+  protocol::LineIndex lines;
+  std::vector<ByteEdit> pending_edits;  // since the last job
+  bool reset = true;
+  int submitted_version = -1;
+  bool submitted_settings_current = false;
+  std::optional<Clock::time_point> due;
+  std::shared_ptr<const DocumentAnalysis> analysis;
+  std::vector<ParkedRequest> parked;
+  Clock::time_point last_change{};
+  std::optional<Clock::time_point> progress_due;  // report $/progress if analysis takes longer
+  std::string progress_token;
+};
+
+std::string uri_to_path(const std::string& uri) {
+  if (uri.rfind("file://", 0) != 0) return "";
+  std::string rest = uri.substr(7), out;
+  if (!rest.empty() && rest[0] != '/') rest = rest.substr(rest.find('/') == std::string::npos ? rest.size() : rest.find('/'));
+  for (size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i] == '%' && i + 2 < rest.size() && std::isxdigit(static_cast<unsigned char>(rest[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(rest[i + 2]))) {
+      out += static_cast<char>(std::stoi(rest.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += rest[i];
+    }
+  }
+  return out;
+}
+
+class Server {
+ public:
+  Server(protocol::Transport& transport, const ServerOptions& options)
+      : transport_(transport), options_(options), worker_(queue_) {}
+
+  int run() {
+    std::thread reader([this] { read_loop(); });
+    reader.detach();  // blocks in read(2) on stdin; the process exits without joining it
+    while (!exit_code_) {
+      auto deadline = next_deadline();
+      auto event = queue_.pop(deadline);
+      if (event) {
+        if (auto* m = std::get_if<ReaderMessage>(&*event)) on_body(m->body);
+        else if (auto* e = std::get_if<ReaderError>(&*event)) on_framing_error(e->problem);
+        else if (std::holds_alternative<ReaderEnd>(*event)) {
+          log(1, "client closed the stream");
+          exit_code_ = shutdown_ ? 0 : 1;
+        } else if (auto* d = std::get_if<AnalysisDone>(&*event)) on_analysis(d->uri, d->analysis);
+      }
+      fire_timers();
+    }
+    return *exit_code_;
+  }
+
+ private:
+  // ---- transport ----------------------------------------------------------------------------
+  void read_loop() {
+    protocol::MessageReader reader;
+    std::string chunk;
+    while (transport_.read_some(chunk)) {
+      reader.feed(chunk);
+      protocol::MessageReader::Event e;
+      while (reader.next(e)) {
+        if (e.kind == protocol::MessageReader::Event::Message) queue_.push(ReaderMessage{std::move(e.text)});
+        else queue_.push(ReaderError{e.text});
+      }
+    }
+    queue_.push(ReaderEnd{});
+  }
+
+  void send(const json& message) {
+    std::string body = protocol::serialize(message);
+    if (!transport_.write(protocol::frame(body))) log(0, "cannot write to the client");
+  }
+  void reply(const json& id, json result) { send(protocol::make_response(id, std::move(result))); }
+  void reply_error(const json& id, int code, const std::string& message) {
+    log(1, "error " + std::to_string(code) + ": " + message);
+    send(protocol::make_error(id, code, message));
+  }
+  void notify(const std::string& method, json params) { send(protocol::make_notification(method, std::move(params))); }
+  void request(const std::string& method, json params, std::function<void(const json&, bool)> on_reply) {
+    std::string id = "shardlens-" + std::to_string(++outgoing_id_);
+    pending_client_requests_[id] = std::move(on_reply);
+    send(protocol::make_request(id, method, std::move(params)));
+  }
+  void log(int level, const std::string& text) {
+    if (level <= options_.log_level) std::fprintf(stderr, "shardlens: %s\n", text.c_str());
+  }
+  void show_message(int type, const std::string& text) { notify("window/showMessage", {{"type", type}, {"message", text}}); }
+
+  // ---- dispatch -----------------------------------------------------------------------------
+  void on_framing_error(const std::string& problem) {
+    log(0, "framing: " + problem);
+    // The id is unknown: JSON-RPC answers such failures with id null.
+    send(protocol::make_error(nullptr, ec::kInvalidRequest, "bad message framing: " + problem));
+  }
+
+  void on_body(const std::string& body) {
+    bool parse_error = false;
+    std::string problem;
+    protocol::Incoming in = protocol::classify(body, parse_error, problem);
+    if (parse_error) {
+      send(protocol::make_error(nullptr, ec::kParseError, "parse error: " + problem));
+      return;
+    }
+    if (in.kind == protocol::Incoming::Invalid) {
+      send(protocol::make_error(in.id, ec::kInvalidRequest, "invalid request: " + in.problem));
+      return;
+    }
+    if (in.kind == protocol::Incoming::Response) {
+      std::string key = in.id.is_string() ? in.id.get<std::string>() : in.id.dump();
+      auto it = pending_client_requests_.find(key);
+      if (it == pending_client_requests_.end()) return;
+      auto callback = std::move(it->second);
+      pending_client_requests_.erase(it);
+      callback(in.result, in.is_error);
+      return;
+    }
+    bool is_request = in.kind == protocol::Incoming::Request;
+    try {
+      if (is_request) on_request(in);
+      else on_notification(in);
+    } catch (const RpcError& e) {
+      if (is_request) reply_error(in.id, e.code, e.message);
+      else log(0, in.method + ": " + e.message);
+    } catch (const std::exception& e) {
+      if (is_request) reply_error(in.id, ec::kInternalError, std::string("internal error: ") + e.what());
+      else log(0, in.method + ": internal error: " + e.what());
+    }
+  }
+
+  void on_request(const protocol::Incoming& in) {
+    const std::string& m = in.method;
+    if (shutdown_) throw RpcError{ec::kInvalidRequest, "the server is shutting down; only 'exit' is accepted"};
+    if (m == "initialize") return initialize(in);
+    if (!initialized_) throw RpcError{ec::kServerNotInitialized, "the server has not been initialized"};
+    if (m == "shutdown") {
+      shutdown_ = true;
+      for (auto& [uri, doc] : documents_)
+        for (auto& p : doc.parked) reply_error(p.id, ec::kRequestFailed, "the server is shutting down");
+      for (auto& [uri, doc] : documents_) doc.parked.clear();
+      return reply(in.id, nullptr);
+    }
+    if (m == "textDocument/hover" || m == "textDocument/codeLens" || m == "textDocument/codeAction") {
+      Document& doc = document_for(in.params);
+      return answer_or_park(doc, {in.id, m, in.params});
+    }
+    if (m == "codeAction/resolve") {
+      if (!in.params.is_object()) throw RpcError{ec::kInvalidParams, "codeAction/resolve takes a CodeAction"};
+      auto data = in.params.find("data");
+      if (data == in.params.end() || !data->is_object() || !data->contains("uri") || !(*data)["uri"].is_string())
+        return reply(in.id, in.params);  // nothing to resolve
+      Document& doc = document_by_uri((*data)["uri"].get<std::string>());
+      return answer_or_park(doc, {in.id, m, in.params});
+    }
+    if (m == "workspace/executeCommand") return execute_command(in);
+    throw RpcError{ec::kMethodNotFound, "unknown method '" + m + "'"};
+  }
+
+  void on_notification(const protocol::Incoming& in) {
+    const std::string& m = in.method;
+    if (m == "exit") {
+      exit_code_ = shutdown_ ? 0 : 1;
+      return;
+    }
+    if (!initialized_ || shutdown_) return;  // dropped, as the spec says
+    if (m == "initialized") return on_initialized();
+    if (m == "textDocument/didOpen") return did_open(in.params);
+    if (m == "textDocument/didChange") return did_change(in.params);
+    if (m == "textDocument/didClose") return did_close(in.params);
+    if (m == "textDocument/didSave") return;
+    if (m == "workspace/didChangeConfiguration") return did_change_configuration(in.params);
+    if (m == "$/cancelRequest") return cancel(in.params);
+    // Unknown notifications (and `$/` ones) are ignored.
+  }
+
+  // ---- lifecycle ----------------------------------------------------------------------------
+  void initialize(const protocol::Incoming& in) {
+    if (initialized_) throw RpcError{ec::kInvalidRequest, "initialize was already called"};
+    if (!in.params.is_object()) throw RpcError{ec::kInvalidParams, "initialize takes an InitializeParams object"};
+    const json& p = in.params;
+    json caps = p.value("capabilities", json::object());
+    if (!caps.is_object()) throw RpcError{ec::kInvalidParams, "capabilities must be an object"};
+    auto flag = [&](std::initializer_list<const char*> path) {
+      const json* node = &caps;
+      for (auto* key : path) {
+        if (!node->is_object() || !node->contains(key)) return json();
+        node = &(*node)[key];
+      }
+      return *node;
+    };
+    json encodings = flag({"general", "positionEncodings"});
+    if (encodings.is_array())
+      for (auto& e : encodings)
+        if (e == "utf-8") encoding_ = protocol::PositionEncoding::Utf8;
+    client_configuration_ = flag({"workspace", "configuration"}) == true;
+    client_progress_ = flag({"window", "workDoneProgress"}) == true;
+    client_apply_edit_ = flag({"workspace", "applyEdit"}) != false;
+    client_version_support_ = flag({"textDocument", "publishDiagnostics", "versionSupport"}) == true;
+    if (p.contains("initializationOptions") && p["initializationOptions"].is_object()) {
+      const json& o = p["initializationOptions"];
+      initialization_options_ = o.contains("shardlens") && o["shardlens"].is_object() ? o["shardlens"] : o;
+    }
+    rebuild_base_settings();
+    initialized_ = true;
+    json capabilities = {
+        {"positionEncoding", protocol::encoding_name(encoding_)},
+        {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
+        {"hoverProvider", true},
+        {"codeLensProvider", {{"resolveProvider", false}}},
+        {"codeActionProvider",
+         {{"codeActionKinds", {"quickfix", "source.shardlens.insertAnnotations", "source.shardlens.insertLoadShardSpec"}},
+          {"resolveProvider", true}}},
+        {"executeCommandProvider",
+         {{"commands", {"shardlens.insertAnnotations", "shardlens.insertLoadShardSpec", "shardlens.showPlan", "shardlens.setMeshes"}}}},
+    };
+    reply(in.id, {{"capabilities", capabilities}, {"serverInfo", {{"name", "shardlens"}, {"version", "0.1.0"}}}});
+  }
+
+  void on_initialized() {
+    if (client_configuration_) pull_configuration();
+  }
+
+  void pull_configuration() {
+    request("workspace/configuration", {{"items", json::array({{{"section", "shardlens"}}})}}, [this](const json& result, bool error) {
+      if (error || !result.is_array() || result.empty() || !result[0].is_object()) return;
+      pulled_settings_ = result[0];
+      settings_changed();
+    });
+  }
+
+  void did_change_configuration(const json& params) {
+    if (params.is_object() && params.contains("settings") && params["settings"].is_object()) {
+      const json& s = params["settings"];
+      if (s.contains("shardlens") && s["shardlens"].is_object()) pushed_settings_ = s["shardlens"];
+    }
+    if (client_configuration_) pull_configuration();
+    settings_changed();
+  }
+
+  void rebuild_base_settings() {
+    Settings s;
+    std::vector<std::string> problems;
+    s.apply(initialization_options_, problems);
+    s.apply(pushed_settings_, problems);
+    s.apply(pulled_settings_, problems);
+    s.apply(command_settings_, problems);
+    for (auto& p : problems)
+      if (reported_problems_.insert(p).second) show_message(2, "shardlens: " + p + " (ignored)");
+    base_settings_ = s;
+  }
+
+  void settings_changed() {
+    Settings before = base_settings_;
+    rebuild_base_settings();
+    for (auto& [uri, doc] : documents_)
+      if (effective_settings(doc) != (doc.analysis ? doc.analysis->settings : Settings{}) || !(before == base_settings_))
+        schedule(doc, 0);
+  }
+
+  // pyproject.toml below the client's settings, per document directory (cached by path + mtime).
+  Settings effective_settings(const Document& doc) {
+    if (doc.path.empty()) return base_settings_;
+    std::string dir = std::filesystem::path(doc.path).parent_path().string();
+    std::string toml_path = find_pyproject(dir);
+    if (toml_path.empty()) return base_settings_;
+    std::error_code err;
+    auto mtime = std::filesystem::last_write_time(toml_path, err);
+    auto& cached = pyproject_cache_[toml_path];
+    if (cached.first != mtime || cached.second.is_null()) {
+      std::ifstream in(toml_path);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      std::vector<std::string> problems;
+      cached = {mtime, read_pyproject_settings(ss.str(), problems)};
+      for (auto& p : problems)
+        if (reported_problems_.insert(toml_path + p).second) show_message(2, "shardlens: " + toml_path + ": " + p);
+    }
+    Settings s;
+    std::vector<std::string> problems;
+    s.apply(cached.second, problems);
+    s.apply(initialization_options_, problems);
+    s.apply(pushed_settings_, problems);
+    s.apply(pulled_settings_, problems);
+    s.apply(command_settings_, problems);
+    for (auto& p : problems)
+      if (reported_problems_.insert(p).second) show_message(2, "shardlens: " + p + " (ignored)");
+    return s;
+  }
+
+  // ---- documents ----------------------------------------------------------------------------
+  static std::string get_string(const json& object, const char* key, const char* what) {
+    if (!object.is_object() || !object.contains(key) || !object[key].is_string())
+      throw RpcError{ec::kInvalidParams, std::string(what) + " needs a string '" + key + "'"};
+    return object[key].get<std::string>();
+  }
+
+  Document& document_by_uri(const std::string& uri) {
+    auto it = documents_.find(uri);
+    if (it == documents_.end()) throw RpcError{ec::kInvalidParams, "document '" + uri + "' is not open"};
+    return it->second;
+  }
+
+  Document& document_for(const json& params) {
+    if (!params.is_object() || !params.contains("textDocument")) throw RpcError{ec::kInvalidParams, "missing textDocument"};
+    return document_by_uri(get_string(params["textDocument"], "uri", "textDocument"));
+  }
+
+  void did_open(const json& params) {
+    if (!params.is_object() || !params.contains("textDocument")) throw RpcError{ec::kInvalidParams, "didOpen needs textDocument"};
+    const json& td = params["textDocument"];
+    std::string uri = get_string(td, "uri", "textDocument");
+    std::string text = get_string(td, "text", "textDocument");
+    Document& doc = documents_[uri];
+    doc = Document{};
+    doc.uri = uri;
+    doc.path = uri_to_path(uri);
+    doc.version = td.contains("version") && td["version"].is_number_integer() ? td["version"].get<int>() : 0;
+    doc.text = std::move(text);
+    doc.lines = protocol::LineIndex(doc.text);
+    doc.reset = true;
+    schedule(doc, 0);
+  }
+
+  void did_change(const json& params) {
+    Document& doc = document_for(params);
+    const json& td = params["textDocument"];
+    int version = td.contains("version") && td["version"].is_number_integer() ? td["version"].get<int>() : doc.version + 1;
+    if (version <= doc.version) {
+      log(0, "didChange for " + doc.uri + " has version " + std::to_string(version) + ", not newer than " +
+                 std::to_string(doc.version) + "; ignored");
+      return;
+    }
+    if (!params.contains("contentChanges") || !params["contentChanges"].is_array())
+      throw RpcError{ec::kInvalidParams, "didChange needs contentChanges"};
+    for (auto& change : params["contentChanges"]) {
+      std::string text = get_string(change, "text", "a content change");
+      if (change.contains("range")) {
+        auto [start, end] = byte_range(doc, change["range"]);
+        doc.text.replace(start, end - start, text);
+        doc.pending_edits.push_back({start, end, text});
+      } else {
+        doc.text = text;
+        doc.pending_edits.clear();
+        doc.reset = true;
+      }
+      doc.lines = protocol::LineIndex(doc.text);
+    }
+    doc.version = version;
+    // Typing in bursts: wait a little longer so that one analysis serves the whole burst.
+    auto now = Clock::now();
+    int debounce_ms = now - doc.last_change < std::chrono::milliseconds(150) ? 40 : 10;
+    doc.last_change = now;
+    schedule(doc, debounce_ms);
+  }
+
+  void did_close(const json& params) {
+    Document& doc = document_for(params);
+    for (auto& p : doc.parked) reply_error(p.id, ec::kRequestFailed, "the document was closed");
+    std::string uri = doc.uri;
+    Job job;
+    job.close = true;
+    worker_.submit(uri, std::move(job));
+    notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
+    documents_.erase(uri);
+  }
+
+  std::pair<size_t, size_t> byte_range(const Document& doc, const json& range) {
+    auto pos = [&](const char* key) {
+      if (!range.is_object() || !range.contains(key) || !range[key].is_object()) throw RpcError{ec::kInvalidParams, "bad range"};
+      const json& p = range[key];
+      if (!p.contains("line") || !p["line"].is_number_integer() || !p.contains("character") || !p["character"].is_number_integer() ||
+          p["line"].get<int64_t>() < 0 || p["character"].get<int64_t>() < 0)
+        throw RpcError{ec::kInvalidParams, "a position needs non-negative integer line and character"};
+      protocol::Position position{static_cast<uint32_t>(std::min<int64_t>(p["line"].get<int64_t>(), UINT32_MAX)),
+                                  static_cast<uint32_t>(std::min<int64_t>(p["character"].get<int64_t>(), UINT32_MAX))};
+      return doc.lines.offset(doc.text, position, encoding_);
+    };
+    size_t a = pos("start"), b = pos("end");
+    if (b < a) std::swap(a, b);
+    return {a, b};
+  }
+
+  void schedule(Document& doc, int delay_ms) {
+    auto due = Clock::now() + std::chrono::milliseconds(delay_ms);
+    if (!doc.due || due > *doc.due || delay_ms == 0) doc.due = due;
+  }
+
+  void submit(Document& doc) {
+    doc.due.reset();
+    Job job;
+    job.version = doc.version;
+    job.path = doc.path.empty() ? doc.uri : doc.path;
+    job.text = doc.text;
+    job.edits = std::move(doc.pending_edits);
+    job.reset = doc.reset;
+    job.settings = effective_settings(doc);
+    doc.pending_edits.clear();
+    doc.reset = false;
+    doc.submitted_version = doc.version;
+    if (client_progress_ && doc.progress_token.empty()) doc.progress_due = Clock::now() + std::chrono::milliseconds(300);
+    worker_.submit(doc.uri, std::move(job));
+  }
+
+  std::optional<Clock::time_point> next_deadline() const {
+    std::optional<Clock::time_point> d;
+    for (auto& [uri, doc] : documents_) {
+      if (doc.due && (!d || *doc.due < *d)) d = doc.due;
+      if (doc.progress_due && (!d || *doc.progress_due < *d)) d = doc.progress_due;
+    }
+    return d;
+  }
+
+  void fire_timers() {
+    auto now = Clock::now();
+    for (auto& [uri, doc] : documents_) {
+      if (doc.due && *doc.due <= now) submit(doc);
+      if (doc.progress_due && *doc.progress_due <= now) begin_progress(doc);
+    }
+  }
+
+  // Long analyses (a cold start on a big model) show as $/progress in clients that support it.
+  void begin_progress(Document& doc) {
+    doc.progress_due.reset();
+    doc.progress_token = "shardlens-progress-" + std::to_string(++progress_id_);
+    std::string token = doc.progress_token, uri = doc.uri;
+    request("window/workDoneProgress/create", {{"token", token}}, [](const json&, bool) {});
+    std::string name = std::filesystem::path(doc.path.empty() ? doc.uri : doc.path).filename().string();
+    notify("$/progress", {{"token", token}, {"value", {{"kind", "begin"}, {"title", "shardlens"}, {"message", "planning " + name}, {"cancellable", false}}}});
+  }
+
+  void end_progress(Document& doc) {
+    doc.progress_due.reset();
+    if (doc.progress_token.empty()) return;
+    notify("$/progress", {{"token", doc.progress_token}, {"value", {{"kind", "end"}}}});
+    doc.progress_token.clear();
+  }
+
+  void on_analysis(const std::string& uri, std::shared_ptr<const DocumentAnalysis> analysis) {
+    auto it = documents_.find(uri);
+    if (it == documents_.end()) return;
+    Document& doc = it->second;
+    if (!doc.analysis || analysis->version >= doc.analysis->version) doc.analysis = analysis;
+    if (analysis->version != doc.version) return;  // stale: a newer job is coming
+    if (doc.submitted_version == doc.version && !doc.due) end_progress(doc);
+    log(1, "analysed " + uri + " v" + std::to_string(analysis->version) + " in " + std::to_string(analysis->analysis_ms) + " ms");
+    json params = {{"uri", uri}, {"diagnostics", diagnostics_json(*analysis, encoding_)}};
+    params["version"] = analysis->version;
+    notify("textDocument/publishDiagnostics", params);
+    auto parked = std::move(doc.parked);
+    doc.parked.clear();
+    for (auto& p : parked) answer(doc, p);
+  }
+
+  // ---- requests on analysed documents ---------------------------------------------------------
+  void answer_or_park(Document& doc, ParkedRequest request) {
+    if (doc.analysis && doc.analysis->version == doc.version) return answer(doc, request);
+    doc.parked.push_back(std::move(request));
+    if (doc.submitted_version != doc.version) schedule(doc, 0);
+  }
+
+  void answer(Document& doc, const ParkedRequest& r) {
+    try {
+      const DocumentAnalysis& a = *doc.analysis;
+      if (r.method == "textDocument/hover") {
+        if (!r.params.contains("position")) throw RpcError{ec::kInvalidParams, "hover needs a position"};
+        json range = {{"start", r.params["position"]}, {"end", r.params["position"]}};
+        size_t offset = byte_range(doc, range).first;
+        return reply(r.id, hover_json(a, offset, encoding_));
+      }
+      if (r.method == "textDocument/codeLens") return reply(r.id, code_lenses_json(a, doc.uri, encoding_));
+      if (r.method == "textDocument/codeAction") {
+        auto [start, end] = byte_range(doc, r.params.value("range", json()));
+        return reply(r.id, code_actions_json(a, doc.uri, start, end, r.params.value("context", json::object()), encoding_));
+      }
+      if (r.method == "codeAction/resolve") {
+        auto resolved = resolve_code_action(a, r.params, encoding_);
+        if (!resolved) throw RpcError{ec::kRequestFailed, "the code action no longer applies"};
+        return reply(r.id, *resolved);
+      }
+      if (r.method == "workspace/executeCommand") return run_command(doc, r);
+      throw RpcError{ec::kMethodNotFound, "unknown method '" + r.method + "'"};
+    } catch (const RpcError& e) {
+      reply_error(r.id, e.code, e.message);
+    } catch (const std::exception& e) {
+      reply_error(r.id, ec::kInternalError, std::string("internal error: ") + e.what());
+    }
+  }
+
+  void cancel(const json& params) {
+    if (!params.is_object() || !params.contains("id")) return;
+    const json& id = params["id"];
+    for (auto& [uri, doc] : documents_) {
+      for (auto it = doc.parked.begin(); it != doc.parked.end(); ++it) {
+        if (it->id == id) {
+          json rid = it->id;
+          doc.parked.erase(it);
+          reply_error(rid, ec::kRequestCancelled, "cancelled");
+          return;
+        }
+      }
+    }
+    // Already answered (requests are answered in order on this thread): nothing to do.
+  }
+
+  // ---- commands -------------------------------------------------------------------------------
+  void execute_command(const protocol::Incoming& in) {
+    std::string command = get_string(in.params, "command", "executeCommand");
+    json args = in.params.value("arguments", json::array());
+    if (!args.is_array()) throw RpcError{ec::kInvalidParams, "arguments must be an array"};
+    if (command == "shardlens.setMeshes") {
+      if (args.empty()) throw RpcError{ec::kInvalidParams, "shardlens.setMeshes takes [[\"1x8\", ...]]"};
+      json meshes = args[0].is_string() ? json::array({args[0]}) : args[0];
+      Settings probe;
+      std::vector<std::string> problems;
+      probe.apply({{"meshes", meshes}}, problems);
+      if (!problems.empty()) throw RpcError{ec::kInvalidParams, problems[0]};
+      command_settings_["meshes"] = meshes;
+      settings_changed();
+      return reply(in.id, {{"meshes", meshes}});
+    }
+    if (command == "shardlens.insertAnnotations" || command == "shardlens.insertLoadShardSpec" || command == "shardlens.showPlan") {
+      if (args.empty() || !(args[0].is_string() || (args[0].is_object() && args[0].contains("uri"))))
+        throw RpcError{ec::kInvalidParams, command + " takes [uri]"};
+      std::string uri = args[0].is_string() ? args[0].get<std::string>() : args[0]["uri"].get<std::string>();
+      Document& doc = document_by_uri(uri);
+      return answer_or_park(doc, {in.id, "workspace/executeCommand", in.params});
+    }
+    throw RpcError{ec::kInvalidParams, "unknown command '" + command + "'"};
+  }
+
+  void run_command(Document& doc, const ParkedRequest& r) {
+    std::string command = r.params["command"].get<std::string>();
+    const DocumentAnalysis& a = *doc.analysis;
+    if (command == "shardlens.showPlan") {
+      if (!a.plan.ok) throw RpcError{ec::kRequestFailed, a.error.empty() ? "no plan for this document" : a.error};
+      return reply(r.id, plan::to_json(a.plan, a.model, a.options));
+    }
+    std::string kind = command == "shardlens.insertAnnotations" ? "source.shardlens.insertAnnotations" : "source.shardlens.insertLoadShardSpec";
+    std::string error;
+    auto edit = source_action_edit(a, doc.uri, kind, encoding_, error);
+    if (!edit) throw RpcError{ec::kRequestFailed, error};
+    if (!client_apply_edit_) throw RpcError{ec::kRequestFailed, "the client does not support workspace/applyEdit"};
+    json id = r.id;
+    request("workspace/applyEdit", {{"label", command == "shardlens.insertAnnotations" ? "Insert Shardy annotations (tt-xla)" : "Insert load_shard_spec()"},
+                                    {"edit", *edit}},
+            [this, id](const json& result, bool error) {
+              bool applied = !error && result.is_object() && result.value("applied", false);
+              reply(id, {{"applied", applied}});
+            });
+  }
+
+  protocol::Transport& transport_;
+  ServerOptions options_;
+  EventQueue queue_;
+  Worker worker_;
+  std::optional<int> exit_code_;
+  bool initialized_ = false, shutdown_ = false;
+  protocol::PositionEncoding encoding_ = protocol::PositionEncoding::Utf16;
+  bool client_configuration_ = false, client_progress_ = false, client_apply_edit_ = true, client_version_support_ = false;
+  json initialization_options_ = json::object(), pushed_settings_ = json::object(), pulled_settings_ = json::object(),
+       command_settings_ = json::object();
+  Settings base_settings_;
+  std::set<std::string> reported_problems_;
+  std::map<std::string, std::pair<std::filesystem::file_time_type, json>> pyproject_cache_;
+  std::map<std::string, Document> documents_;
+  std::map<std::string, std::function<void(const json&, bool)>> pending_client_requests_;
+  uint64_t outgoing_id_ = 0, progress_id_ = 0;
+};
+
+}  // namespace
+
+int run_language_server(protocol::Transport& transport, const ServerOptions& options) {
+  Server server(transport, options);
+  return server.run();
+}
+
+}  // namespace shardlens::server

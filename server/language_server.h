@@ -1,0 +1,19 @@
+// The language server: lifecycle, document store, scheduling of analysis on a worker thread,
+// debounced diagnostics, cancellation, settings, and dispatch to the feature handlers.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "protocol/transport.h"
+
+namespace shardlens::server {
+
+struct ServerOptions {
+  int log_level = 0;  // 0 errors, 1 info, 2 debug (stderr)
+};
+
+// Runs a whole session over `transport`; returns the process exit code (0 after shutdown+exit).
+int run_language_server(protocol::Transport& transport, const ServerOptions& options);
+
+}  // namespace shardlens::server

@@ -1,0 +1,432 @@
+#include "lsp_features.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "plan/ccl_cost.h"
+#include "plan/plan_output.h"
+
+namespace shardlens::server {
+namespace {
+
+std::string kind_name(plan::Ccl kind) {
+  std::string k = plan::ccl_name(kind);
+  std::replace(k.begin(), k.end(), '_', '-');
+  return k;
+}
+
+int severity_number(const std::string& s) {
+  if (s == "error") return 1;
+  if (s == "warning") return 2;
+  if (s == "information") return 3;
+  return 4;
+}
+
+std::string code_span(const std::string& s) { return "`" + s + "`"; }
+
+// "h.0.attn.c_attn", "h.1.attn.c_attn" → "h.*.attn.c_attn".
+std::string pattern_of(const std::vector<std::string>& names) {
+  if (names.empty()) return "";
+  if (names.size() == 1) return names[0];
+  auto split = [](const std::string& s) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (;;) {
+      size_t dot = s.find('.', start);
+      parts.push_back(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    return parts;
+  };
+  auto first = split(names[0]);
+  for (size_t i = 1; i < names.size(); ++i) {
+    auto other = split(names[i]);
+    if (other.size() != first.size()) return names[0] + " (+" + std::to_string(names.size() - 1) + ")";
+    for (size_t k = 0; k < first.size(); ++k)
+      if (other[k] != first[k]) first[k] = "*";
+  }
+  std::string out;
+  for (auto& p : first) out += (out.empty() ? "" : ".") + p;
+  return out;
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int64_t axis_size(const plan::Mesh& mesh, const std::string& axis) { return axis == "batch" ? mesh.rows : mesh.cols; }
+
+std::vector<int64_t> per_device_shape(const ir::Parameter& p, const plan::ParameterLayout& l, const plan::Mesh& mesh) {
+  auto shape = p.shape;
+  if (l.sharded_dim >= 0 && l.sharded_dim < static_cast<int>(shape.size()) && l.axes) {
+    int64_t ways = 1;
+    for (auto& ax : *l.axes) ways *= axis_size(mesh, ax);
+    if (ways > 0) shape[l.sharded_dim] = (shape[l.sharded_dim] + ways - 1) / ways;
+  }
+  return shape;
+}
+
+bool matches_module(const std::string& at, const std::string& pattern) {
+  return at == pattern || (at.size() > pattern.size() && at.compare(0, pattern.size(), pattern) == 0 && at[pattern.size()] == '.');
+}
+
+// Collectives by kind, e.g. "2 all-reduce + 1 all-gather", with total bytes and time.
+struct Tally {
+  std::map<std::string, double> count_by_kind;
+  double bytes = 0, us = 0;
+  int count() const {
+    double n = 0;
+    for (auto& [k, c] : count_by_kind) n += c;
+    return static_cast<int>(std::lround(n));
+  }
+  std::string kinds() const {
+    std::string s;
+    for (auto& [k, c] : count_by_kind) {
+      long n = std::lround(c);
+      if (n == 0) continue;
+      s += (s.empty() ? "" : " + ") + std::to_string(n) + " " + k;
+    }
+    return s.empty() ? "no collectives" : s;
+  }
+};
+
+Tally tally(const plan::MeshPlan& mp, const std::string& module_pattern, int instances, int line = 0) {
+  Tally t;
+  for (auto& c : mp.collectives) {
+    bool hit = module_pattern.empty() || matches_module(c.at, module_pattern) ||
+               (line > 0 && c.span.valid() && static_cast<int>(c.span.line) <= line && line <= static_cast<int>(c.span.end_line));
+    if (!hit) continue;
+    double per_instance = static_cast<double>(c.count) / std::max(1, instances);
+    t.count_by_kind[kind_name(c.kind)] += per_instance;
+    t.bytes += per_instance * c.bytes;
+    t.us += per_instance * c.time_us;
+  }
+  return t;
+}
+
+std::string line_text(const DocumentAnalysis& a, uint32_t line_1based) {
+  size_t start = a.line_offset(line_1based);
+  size_t end = a.text.find('\n', start);
+  return a.text.substr(start, (end == std::string::npos ? a.text.size() : end) - start);
+}
+
+// Where `class Name` is defined: its name's byte range, or npos.
+std::pair<size_t, size_t> class_definition(const DocumentAnalysis& a, const std::string& name) {
+  size_t pos = 0;
+  while ((pos = a.text.find("class " + name, pos)) != std::string::npos) {
+    size_t after = pos + 6 + name.size();
+    bool line_start = pos == 0 || a.text.find_last_not_of(" \t", pos - 1) == std::string::npos ||
+                      a.text[a.text.find_last_not_of(" \t", pos - 1)] == '\n';
+    bool word_end = after >= a.text.size() || a.text[after] == '(' || a.text[after] == ':' || a.text[after] == ' ';
+    if (line_start && word_end) return {pos + 6, after};
+    pos = after;
+  }
+  return {std::string::npos, std::string::npos};
+}
+
+std::string alternatives_markdown(const plan::MeshPlan& mp, size_t limit) {
+  std::string md;
+  size_t n = 0;
+  for (auto& alt : mp.alternatives) {
+    if (n++ >= limit) break;
+    md += "- " + alt.name + ": " + (alt.feasible ? alt.why_rejected : "impossible — " + alt.why_rejected) + "\n";
+  }
+  return md;
+}
+
+std::string mesh_heading(const plan::MeshPlan& mp) {
+  return "**" + mp.mesh.shape_string() + (mp.mesh.preset.empty() ? "" : " (" + mp.mesh.preset + ")") + "**";
+}
+
+// Hover on a layer: the modules constructed by the expression on this line.
+std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line) {
+  const ir::Span* best = nullptr;
+  for (auto& m : a.model.modules) {
+    if (!m.span.valid() || m.name.empty()) continue;
+    if (m.span.line <= line && line <= m.span.end_line) {
+      if (!best || (m.span.end_line - m.span.line) < (best->end_line - best->line)) best = &m.span;
+    }
+  }
+  std::vector<const ir::Module*> group;
+  if (best)
+    for (auto& m : a.model.modules)
+      if (!m.name.empty() && m.span == *best) group.push_back(&m);
+  // A call in forward() that causes collectives also gets a hover.
+  bool forward_collectives = false;
+  for (auto& mp : a.plan.meshes)
+    for (auto& c : mp.collectives)
+      if (c.span.valid() && c.span.line <= line && line <= c.span.end_line) forward_collectives = true;
+  if (group.empty() && !forward_collectives) return std::nullopt;
+
+  std::string md;
+  std::string pattern;
+  int instances = std::max<size_t>(1, group.size());
+  if (!group.empty()) {
+    std::vector<std::string> names;
+    for (auto* m : group) names.push_back(m->name);
+    pattern = pattern_of(names);
+    md += "### " + code_span(pattern) + " — " + group[0]->class_name + (group.size() > 1 ? " × " + std::to_string(group.size()) : "") + "\n";
+  } else {
+    md += "### collectives caused here\n";
+  }
+  // Parameters owned by the first instance (its siblings share the layout).
+  std::vector<const ir::Parameter*> params;
+  if (!group.empty()) {
+    const std::string& prefix = group[0]->name;
+    for (auto& p : a.model.parameters)
+      if (p.name.size() > prefix.size() && p.name.compare(0, prefix.size(), prefix) == 0 && p.name[prefix.size()] == '.') params.push_back(&p);
+  }
+  for (auto& mp : a.plan.meshes) {
+    md += "\n" + mesh_heading(mp) + "\n\n";
+    std::map<std::string_view, const plan::ParameterLayout*> layouts;
+    for (auto& l : mp.parameters) layouts[l.name] = &l;
+    size_t shown = 0;
+    std::string why;
+    for (auto* p : params) {
+      if (shown >= 6) {
+        md += "- … " + std::to_string(params.size() - shown) + " more parameters\n";
+        break;
+      }
+      auto it = layouts.find(p->name);
+      if (it == layouts.end()) continue;
+      const plan::ParameterLayout& l = *it->second;
+      std::string local = p->name.substr(group[0]->name.size() + 1);
+      auto spec = l.spec();
+      md += "- " + code_span(local) + " " + shape_string(p->shape) + " → **" + std::string(l.layout) + "**" +
+            (spec ? " " + code_span(python_spec(*spec)) : "") + ", per device " + shape_string(per_device_shape(*p, l, mp.mesh)) + "\n";
+      if (why.empty()) why = std::string(l.why);
+      ++shown;
+    }
+    Tally t = tally(mp, pattern, group.empty() ? 1 : instances, group.empty() ? static_cast<int>(line) : 0);
+    md += "- collectives" + std::string(group.size() > 1 ? " per instance" : "") + ": " + t.kinds();
+    if (t.count() > 0) md += " · " + plan::format_bytes(t.bytes) + " · " + plan::format_us(t.us);
+    md += "\n";
+    for (auto& c : mp.collectives) {
+      bool hit = (!pattern.empty() && matches_module(c.at, pattern)) || (c.span.valid() && c.span.line <= line && line <= c.span.end_line);
+      if (hit) md += "  - " + std::to_string(c.count) + " × " + kind_name(c.kind) + " of " + plan::format_bytes(c.bytes) + " " + c.tensor + " at " + code_span(c.at) + ": " + c.why + "\n";
+    }
+    if (!why.empty()) md += "- why: " + why + "\n";
+  }
+  if (!a.plan.meshes.empty() && !a.plan.meshes[0].alternatives.empty())
+    md += "\nRejected for the model (" + a.plan.meshes[0].mesh.shape_string() + "):\n" + alternatives_markdown(a.plan.meshes[0], 3);
+  return md;
+}
+
+std::optional<std::string> class_hover(const DocumentAnalysis& a, uint32_t line) {
+  std::string text = line_text(a, line);
+  static const std::regex class_line(R"(^\s*class\s+([A-Za-z_][A-Za-z0-9_]*))");
+  std::smatch m;
+  if (!std::regex_search(text, m, class_line)) return std::nullopt;
+  std::string name = m[1];
+  std::vector<const ir::Module*> instances;
+  for (auto& mod : a.model.modules)
+    if (mod.class_name == name) instances.push_back(&mod);
+  if (instances.empty()) return std::nullopt;
+  std::vector<std::string> names;
+  for (auto* mod : instances) names.push_back(mod->name.empty() ? "(root)" : mod->name);
+  bool root = instances[0]->name.empty();
+  std::string pattern = root ? "" : pattern_of(names);
+  std::string md = "### " + code_span(name) + " — " + std::to_string(instances.size()) + " instance" +
+                   (instances.size() == 1 ? "" : "s") + (root ? " (the model)" : " (" + code_span(pattern) + ")") + "\n";
+  for (auto& mp : a.plan.meshes) {
+    md += "\n" + mesh_heading(mp) + (root ? " — " + mp.mode : "") + "\n\n";
+    if (root) {
+      md += "- " + std::to_string(mp.totals.collectives) + " collectives · " + plan::format_bytes(mp.totals.bytes) + " · " +
+            plan::format_us(mp.totals.ccl_us) + " of collectives per forward; estimate " + plan::format_us(mp.totals.est_time_us) +
+            " per forward, " + plan::format_bytes(mp.totals.memory_per_device_bytes) + " per device\n";
+      Tally t = tally(mp, "", 1);
+      md += "- " + t.kinds() + "\n";
+      if (mp.memory_fallback) md += "- ⚠ memory fallback: the fastest layout does not fit in device DRAM\n";
+      if (!mp.alternatives.empty()) md += "\nRejected:\n" + alternatives_markdown(mp, 4);
+      continue;
+    }
+    for (auto& c : mp.components) {
+      if (c.class_name != name) continue;
+      Tally t = tally(mp, c.module, c.count);
+      md += "- " + code_span(c.module) + (c.count > 1 ? " × " + std::to_string(c.count) : "") + ": " + c.layout + "\n";
+      md += "  - per instance: " + t.kinds() + (t.count() ? " · " + plan::format_bytes(t.bytes) + " · " + plan::format_us(t.us) : "") +
+            "; compute " + plan::format_us(c.compute_us) + "\n";
+    }
+  }
+  return md;
+}
+
+// A config field or constant that sets a size the plan divides by the mesh (heads, hidden, ...).
+std::optional<std::string> config_hover(const DocumentAnalysis& a, uint32_t line) {
+  std::string text = line_text(a, line);
+  static const std::regex field(R"(^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*[A-Za-z_][A-Za-z0-9_\[\]., ]*)?=\s*(\d+)\s*,?\s*(#.*)?$)");
+  std::smatch m;
+  std::string md;
+  for (auto& f : a.findings) {
+    if (f.code.rfind("divisibility", 0) != 0 && f.code.rfind("memory", 0) != 0) continue;
+    size_t s = a.line_offset(line), e = a.line_offset(line + 1);
+    if (f.start >= s && f.start < e) md += "- ⚠ " + f.message + "\n";
+  }
+  if (std::regex_search(text, m, field)) {
+    std::string name = m[1];
+    int64_t value = std::stoll(m[2]);
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    static const char* sizes[] = {"head", "hidden", "embd", "embed", "dim", "d_model", "vocab", "expert", "intermediate", "ffn", "width", "channels"};
+    bool relevant = false;
+    for (auto* s : sizes) relevant |= lower.find(s) != std::string::npos;
+    if (relevant && value > 0) {
+      std::string fits;
+      for (auto& mp : a.plan.meshes) {
+        int64_t n = mp.mesh.cols;
+        fits += "- " + mp.mesh.shape_string() + ": " + std::to_string(value) + (value % n == 0 ? " divides" : " does **not** divide") +
+                " into " + std::to_string(n) + " (model axis)" + (value % n == 0 ? " → " + std::to_string(value / n) + " per device" : "") + "\n";
+      }
+      md = "### " + code_span(name + " = " + std::to_string(value)) + "\n" + md + fits;
+    }
+  }
+  if (md.empty()) return std::nullopt;
+  if (md.rfind("###", 0) != 0) md = "### sharding\n" + md;
+  return md;
+}
+
+}  // namespace
+
+json range_json(const DocumentAnalysis& a, size_t start, size_t end, protocol::PositionEncoding enc) {
+  auto s = a.lines.position(a.text, start, enc), e = a.lines.position(a.text, std::max(start, end), enc);
+  return {{"start", {{"line", s.line}, {"character", s.character}}}, {"end", {{"line", e.line}, {"character", e.character}}}};
+}
+
+json diagnostics_json(const DocumentAnalysis& a, protocol::PositionEncoding enc) {
+  json out = json::array();
+  for (auto& f : a.findings) {
+    size_t end = f.end;
+    if (end <= f.start) {
+      // Point at something visible: the rest of the line.
+      end = a.text.find('\n', f.start);
+      if (end == std::string::npos) end = a.text.size();
+    }
+    out.push_back({{"range", range_json(a, f.start, end, enc)},
+                   {"severity", severity_number(f.severity)},
+                   {"code", f.code},
+                   {"source", "shardlens"},
+                   {"message", f.message}});
+  }
+  return out;
+}
+
+json hover_json(const DocumentAnalysis& a, size_t offset, protocol::PositionEncoding enc) {
+  if (!a.plan.ok) return nullptr;
+  auto it = std::upper_bound(a.line_starts.begin(), a.line_starts.end(), offset);
+  uint32_t line = static_cast<uint32_t>(it - a.line_starts.begin());  // 1-based
+  std::string text = line_text(a, line);
+  if (text.find_first_not_of(" \t\r") == std::string::npos) return nullptr;
+  std::optional<std::string> md = class_hover(a, line);
+  if (!md) md = layer_hover(a, line);
+  if (!md) md = config_hover(a, line);
+  if (!md) return nullptr;
+  size_t start = a.line_offset(line), end = start + text.size();
+  return {{"contents", {{"kind", "markdown"}, {"value", *md}}}, {"range", range_json(a, start, end, enc)}};
+}
+
+json code_lenses_json(const DocumentAnalysis& a, const std::string& uri, protocol::PositionEncoding enc) {
+  json out = json::array();
+  if (!a.plan.ok || a.model.modules.empty()) return out;
+  // Classes in the order the model uses them; built-in layers have no class in the file.
+  std::vector<std::string> classes;
+  std::set<std::string> seen;
+  for (auto& m : a.model.modules)
+    if (seen.insert(m.class_name).second) classes.push_back(m.class_name);
+  for (auto& name : classes) {
+    auto [start, end] = class_definition(a, name);
+    if (start == std::string::npos) continue;
+    bool root = a.model.modules[0].class_name == name;
+    for (auto& mp : a.plan.meshes) {
+      std::string title = mp.mesh.shape_string() + ": ";
+      if (root) {
+        Tally t = tally(mp, "", 1);
+        title += t.kinds() + " · " + plan::format_bytes(mp.totals.bytes) + " · " + plan::format_us(mp.totals.est_time_us) + " per forward";
+        if (mp.memory_fallback) title += " · memory fallback";
+      } else {
+        Tally t;
+        int instances = 0;
+        for (auto& c : mp.components) {
+          if (c.class_name != name) continue;
+          Tally one = tally(mp, c.module, c.count);
+          for (auto& [k, n] : one.count_by_kind) t.count_by_kind[k] += n;
+          t.bytes += one.bytes;
+          t.us += one.us;
+          instances += c.count;
+        }
+        if (instances == 0) {
+          // A class nested inside components (e.g. the attention of a block).
+          std::vector<std::string> names;
+          for (auto& m : a.model.modules)
+            if (m.class_name == name) names.push_back(m.name);
+          if (names.empty()) continue;
+          instances = static_cast<int>(names.size());
+          t = tally(mp, pattern_of(names), instances);
+        }
+        title += t.kinds() + (t.count() ? " · " + plan::format_bytes(t.bytes) : "") + " per forward" +
+                 (instances > 1 ? " × " + std::to_string(instances) + " blocks" : "");
+      }
+      out.push_back({{"range", range_json(a, start, end, enc)},
+                     {"command", {{"title", title}, {"command", "shardlens.showPlan"}, {"arguments", json::array({uri})}}}});
+    }
+  }
+  return out;
+}
+
+json code_actions_json(const DocumentAnalysis& a, const std::string& uri, size_t start, size_t end, const json& context,
+                       protocol::PositionEncoding enc) {
+  json out = json::array();
+  std::vector<std::string> only;
+  if (context.is_object() && context.contains("only") && context["only"].is_array())
+    for (auto& k : context["only"])
+      if (k.is_string()) only.push_back(k);
+  auto wanted = [&](const std::string& kind) {
+    if (only.empty()) return true;
+    for (auto& o : only)
+      if (kind == o || (kind.size() > o.size() && kind.compare(0, o.size(), o) == 0 && kind[o.size()] == '.')) return true;
+    return false;
+  };
+  if (wanted("quickfix")) {
+    for (auto& f : a.findings) {
+      if (!f.fix) continue;
+      bool overlaps = f.start <= end && start <= std::max(f.end, f.start);
+      if (!overlaps) continue;
+      json diagnostic = {{"range", range_json(a, f.start, std::max(f.end, f.start), enc)},
+                         {"severity", severity_number(f.severity)},
+                         {"code", f.code},
+                         {"source", "shardlens"},
+                         {"message", f.message}};
+      json edit = {{"changes", {{uri, json::array({{{"range", range_json(a, f.fix->start, f.fix->end, enc)}, {"newText", f.fix->text}}})}}}};
+      out.push_back({{"title", f.fix_title}, {"kind", "quickfix"}, {"diagnostics", json::array({diagnostic})}, {"isPreferred", true}, {"edit", edit}});
+    }
+  }
+  if (a.plan.ok && !a.plan.meshes.empty()) {
+    if (wanted("source.shardlens.insertAnnotations"))
+      out.push_back({{"title", "Insert Shardy annotations (tt-xla)"},
+                     {"kind", "source.shardlens.insertAnnotations"},
+                     {"data", {{"uri", uri}, {"kind", "source.shardlens.insertAnnotations"}, {"version", a.version}}}});
+    if (wanted("source.shardlens.insertLoadShardSpec"))
+      out.push_back({{"title", "Insert load_shard_spec()"},
+                     {"kind", "source.shardlens.insertLoadShardSpec"},
+                     {"data", {{"uri", uri}, {"kind", "source.shardlens.insertLoadShardSpec"}, {"version", a.version}}}});
+  }
+  return out;
+}
+
+std::optional<json> resolve_code_action(const DocumentAnalysis& a, const json& action, protocol::PositionEncoding enc) {
+  const json& data = action["data"];
+  std::string kind = data.value("kind", "");
+  std::string error;
+  auto edit = source_action_edit(a, data["uri"].get<std::string>(), kind, enc, error);
+  if (!edit) return std::nullopt;
+  json resolved = action;
+  resolved["edit"] = *edit;
+  return resolved;
+}
+
+}  // namespace shardlens::server

@@ -1,0 +1,223 @@
+#include "settings.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace shardlens::server {
+
+using nlohmann::json;
+
+namespace {
+
+bool one_of(const std::string& v, std::initializer_list<const char*> allowed) {
+  for (auto* a : allowed)
+    if (v == a) return true;
+  return false;
+}
+
+}  // namespace
+
+void Settings::apply(const json& object, std::vector<std::string>& problems) {
+  if (!object.is_object()) {
+    if (!object.is_null()) problems.push_back("settings must be an object");
+    return;
+  }
+  auto text = [&](const char* key, std::string& field, std::initializer_list<const char*> allowed) {
+    auto it = object.find(key);
+    if (it == object.end() || it->is_null()) return;
+    if (!it->is_string() || (allowed.size() && !one_of(it->get<std::string>(), allowed))) {
+      std::string list;
+      for (auto* a : allowed) list += (list.empty() ? "" : "|") + std::string(a);
+      problems.push_back(std::string("shardlens.") + key + " must be " + (list.empty() ? "a string" : list) + ", not " + it->dump());
+      return;
+    }
+    field = it->get<std::string>();
+  };
+  auto positive = [&](const char* key, int64_t& field) {
+    auto it = object.find(key);
+    if (it == object.end() || it->is_null()) return;
+    if (!it->is_number_integer() || it->get<int64_t>() <= 0) {
+      problems.push_back(std::string("shardlens.") + key + " must be a positive integer, not " + it->dump());
+      return;
+    }
+    field = it->get<int64_t>();
+  };
+  if (auto it = object.find("meshes"); it != object.end() && !it->is_null()) {
+    json list = it->is_string() ? json::array({*it}) : *it;
+    std::vector<std::string> meshes;
+    bool ok = list.is_array() && !list.empty();
+    for (auto& m : list) {
+      std::string error;
+      if (!m.is_string() || !plan::parse_mesh(m.get<std::string>(), error)) {
+        problems.push_back("shardlens.meshes: " + (m.is_string() ? error : "entries must be strings like \"1x8\" or \"t3k\", not " + m.dump()));
+        ok = false;
+        break;
+      }
+      meshes.push_back(m.get<std::string>());
+    }
+    if (ok) this->meshes = meshes;
+    else if (list.is_array() && list.empty())
+      problems.push_back("shardlens.meshes must not be empty");
+  }
+  text("strategy", strategy, {"auto", "tensor"});
+  positive("batch", batch);
+  positive("seq", seq);
+  text("phase", phase, {"prefill", "decode"});
+  text("dtype", dtype, {"bf16", "fp32", "bfp8"});
+  text("hardware", hardware, {"wormhole", "blackhole"});
+  text("model", model, {});
+}
+
+json Settings::to_json() const {
+  return {{"meshes", meshes}, {"strategy", strategy}, {"batch", batch}, {"seq", seq}, {"phase", phase},
+          {"dtype", dtype},   {"hardware", hardware}, {"model", model}};
+}
+
+plan::PlanOptions Settings::plan_options() const {
+  plan::PlanOptions options;
+  for (auto& m : meshes) {
+    std::string error;
+    if (auto mesh = plan::parse_mesh(m, error)) options.meshes.push_back(*mesh);
+  }
+  options.strategy = strategy == "tensor" ? plan::StrategyMode::Tensor : plan::StrategyMode::Auto;
+  options.workload.batch = batch;
+  options.workload.seq = seq;
+  options.workload.phase = phase == "prefill" ? plan::Phase::Prefill : plan::Phase::Decode;
+  options.workload.dtype = dtype;
+  options.hardware = plan::find_hardware(hardware);
+  return options;
+}
+
+namespace {
+
+std::string strip_comment(const std::string& line) {
+  bool in_string = false;
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (in_string) {
+      if (c == '\\' && quote == '"') ++i;
+      else if (c == quote) in_string = false;
+    } else if (c == '"' || c == '\'') {
+      in_string = true;
+      quote = c;
+    } else if (c == '#') {
+      return line.substr(0, i);
+    }
+  }
+  return line;
+}
+
+std::string trim(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t\r"), b = s.find_last_not_of(" \t\r");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// One TOML value of the kinds settings use; discarded json on anything else.
+json toml_value(const std::string& text) {
+  std::string v = trim(text);
+  if (v.empty()) return json(json::value_t::discarded);
+  if (v == "true") return true;
+  if (v == "false") return false;
+  if ((v.front() == '"' && v.back() == '"' && v.size() >= 2) || (v.front() == '\'' && v.back() == '\'' && v.size() >= 2))
+    return v.substr(1, v.size() - 2);
+  if (v.front() == '[' && v.back() == ']') {
+    json list = json::array();
+    std::string inner = v.substr(1, v.size() - 2), item;
+    bool in_string = false;
+    char quote = 0;
+    for (char c : inner) {
+      if (in_string) {
+        item += c;
+        if (c == quote) in_string = false;
+      } else if (c == '"' || c == '\'') {
+        in_string = true;
+        quote = c;
+        item += c;
+      } else if (c == ',') {
+        if (!trim(item).empty()) list.push_back(toml_value(item));
+        item.clear();
+      } else {
+        item += c;
+      }
+    }
+    if (!trim(item).empty()) list.push_back(toml_value(item));
+    for (auto& e : list)
+      if (e.is_discarded()) return json(json::value_t::discarded);
+    return list;
+  }
+  std::string digits = v;
+  digits.erase(std::remove(digits.begin(), digits.end(), '_'), digits.end());
+  try {
+    size_t used = 0;
+    long long n = std::stoll(digits, &used);
+    if (used == digits.size()) return n;
+  } catch (...) {
+  }
+  return json(json::value_t::discarded);
+}
+
+}  // namespace
+
+json read_pyproject_settings(const std::string& toml_text, std::vector<std::string>& problems) {
+  json out = json::object();
+  bool in_table = false;
+  std::string pending_key, pending_value;  // a multi-line array
+  size_t start = 0;
+  int line_number = 0;
+  while (start <= toml_text.size()) {
+    size_t end = toml_text.find('\n', start);
+    std::string line = trim(strip_comment(toml_text.substr(start, end == std::string::npos ? std::string::npos : end - start)));
+    start = end == std::string::npos ? toml_text.size() + 1 : end + 1;
+    ++line_number;
+    if (!pending_key.empty()) {
+      pending_value += " " + line;
+      if (line.find(']') == std::string::npos) continue;
+      line = pending_key + " = " + pending_value;
+      pending_key.clear();
+      pending_value.clear();
+    }
+    if (line.empty()) continue;
+    if (line.front() == '[') {
+      std::string header = line;
+      header.erase(std::remove(header.begin(), header.end(), ' '), header.end());
+      in_table = header == "[tool.shardlens]";
+      continue;
+    }
+    if (!in_table) continue;
+    auto eq = line.find('=');
+    if (eq == std::string::npos) {
+      problems.push_back("pyproject.toml line " + std::to_string(line_number) + ": expected key = value");
+      continue;
+    }
+    std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
+    if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'')) key = key.substr(1, key.size() - 2);
+    if (!value.empty() && value.front() == '[' && value.find(']') == std::string::npos) {
+      pending_key = key;
+      pending_value = value;
+      continue;
+    }
+    json v = toml_value(value);
+    if (v.is_discarded()) {
+      problems.push_back("pyproject.toml line " + std::to_string(line_number) + ": cannot read the value of " + key);
+      continue;
+    }
+    out[key] = v;
+  }
+  return out;
+}
+
+std::string find_pyproject(const std::string& directory) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = fs::absolute(directory, ec);
+  for (int depth = 0; depth < 64 && !dir.empty(); ++depth) {
+    fs::path candidate = dir / "pyproject.toml";
+    if (fs::is_regular_file(candidate, ec)) return candidate.string();
+    if (dir == dir.parent_path()) break;
+    dir = dir.parent_path();
+  }
+  return "";
+}
+
+}  // namespace shardlens::server
