@@ -204,41 +204,51 @@ std::string uri_to_path(const std::string& uri) {
 class Server {
  public:
   Server(protocol::Transport& transport, const ServerOptions& options)
-      : transport_(transport), options_(options), worker_(queue_) {}
+      : transport_(transport), options_(options), queue_(std::make_shared<EventQueue>()), worker_(*queue_) {}
 
   int run() {
-    std::thread reader([this] { read_loop(); });
-    reader.detach();  // blocks in read(2) on stdin; the process exits without joining it
+    // The reader blocks in read(2) on stdin and is never joined; it shares the queue so that the
+    // queue outlives it whichever ends first.
+    std::thread reader([queue = queue_, &transport = transport_] { read_loop(*queue, transport); });
+    bool reader_ended = false;
     while (!exit_code_) {
       auto deadline = next_deadline();
-      auto event = queue_.pop(deadline);
+      auto event = queue_->pop(deadline);
       if (event) {
         if (auto* m = std::get_if<ReaderMessage>(&*event)) on_body(m->body);
         else if (auto* e = std::get_if<ReaderError>(&*event)) on_framing_error(e->problem);
         else if (std::holds_alternative<ReaderEnd>(*event)) {
           log(1, "client closed the stream");
+          reader_ended = true;
           exit_code_ = shutdown_ ? 0 : 1;
         } else if (auto* d = std::get_if<AnalysisDone>(&*event)) on_analysis(d->uri, d->analysis);
       }
       fire_timers();
+    }
+    if (options_.join_reader) {
+      while (!reader_ended)
+        if (auto e = queue_->pop(std::nullopt); e && std::holds_alternative<ReaderEnd>(*e)) reader_ended = true;
+      reader.join();
+    } else {
+      reader.detach();
     }
     return *exit_code_;
   }
 
  private:
   // ---- transport ----------------------------------------------------------------------------
-  void read_loop() {
+  static void read_loop(EventQueue& queue, protocol::Transport& transport) {
     protocol::MessageReader reader;
     std::string chunk;
-    while (transport_.read_some(chunk)) {
+    while (transport.read_some(chunk)) {
       reader.feed(chunk);
       protocol::MessageReader::Event e;
       while (reader.next(e)) {
-        if (e.kind == protocol::MessageReader::Event::Message) queue_.push(ReaderMessage{std::move(e.text)});
-        else queue_.push(ReaderError{e.text});
+        if (e.kind == protocol::MessageReader::Event::Message) queue.push(ReaderMessage{std::move(e.text)});
+        else queue.push(ReaderError{e.text});
       }
     }
-    queue_.push(ReaderEnd{});
+    queue.push(ReaderEnd{});
   }
 
   void send(const json& message) {
@@ -725,7 +735,7 @@ class Server {
 
   protocol::Transport& transport_;
   ServerOptions options_;
-  EventQueue queue_;
+  std::shared_ptr<EventQueue> queue_;
   Worker worker_;
   std::optional<int> exit_code_;
   bool initialized_ = false, shutdown_ = false;

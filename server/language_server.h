@@ -10,7 +10,10 @@
 namespace shardlens::server {
 
 struct ServerOptions {
-  int log_level = 0;  // 0 errors, 1 info, 2 debug (stderr)
+  int log_level = 0;  // -1 silent, 0 errors, 1 info, 2 debug (stderr)
+  // Wait for the transport's end of stream before returning (tests, fuzzing). Off for stdio,
+  // whose reader may stay blocked after `exit` and is left to the process's end.
+  bool join_reader = false;
 };
 
 // Runs a whole session over `transport`; returns the process exit code (0 after shutdown+exit).

@@ -1278,7 +1278,7 @@ std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t
       return "token ids for " + (mod.name.empty() ? std::string("the root") : mod.name);
     }
     const std::vector<int64_t>* w = weight_shape(1);
-    if ((op.name == "Linear" || op.name == "F.linear") && w) {
+    if ((op.name == "Linear" || op.name == "F.linear") && w && w->size() >= 2) {
       shape = {workload_.batch, workload_.tokens, (*w)[1]};
       return "features for " + mod.name;
     }
@@ -1292,7 +1292,7 @@ std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t
                                      : workload_.spatial[i % 2]);
       return "image-like input for " + mod.name;
     }
-    if ((op.name == "LayerNorm" || op.name == "RMSNorm") && w) {
+    if ((op.name == "LayerNorm" || op.name == "RMSNorm") && w && !w->empty()) {
       shape = {workload_.batch, workload_.tokens, (*w)[0]};
       return "features for " + mod.name;
     }
