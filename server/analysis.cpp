@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <tuple>
 
 #include "python/value_locator.h"
 
@@ -41,7 +43,18 @@ python::TextPosition position_in(const std::string& text, size_t offset) {
 }
 
 void add_plan_findings(DocumentAnalysis& a) {
+  // Repeated blocks give one planner diagnostic per instance at the same place: show one.
+  std::map<std::tuple<std::string, uint32_t, uint32_t>, size_t> first_at;
+  std::map<size_t, int> more;
   for (auto& d : a.plan.diagnostics) {
+    auto key = std::make_tuple(d.code, d.span.line, d.span.column);
+    if (d.span.valid()) {
+      auto [it, inserted] = first_at.emplace(key, a.findings.size());
+      if (!inserted) {
+        ++more[it->second];
+        continue;
+      }
+    }
     Finding f;
     f.code = d.code;
     f.severity = d.severity;
@@ -52,6 +65,7 @@ void add_plan_findings(DocumentAnalysis& a) {
     }
     a.findings.push_back(std::move(f));
   }
+  for (auto& [index, n] : more) a.findings[index].message += " (and " + std::to_string(n) + " more like it in repeated blocks)";
   for (auto& u : a.model.unresolved) {
     Finding f;
     bool syntax = u.what == "syntax error" || u.reason.find("does not parse") != std::string::npos;

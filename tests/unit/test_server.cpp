@@ -1,0 +1,167 @@
+// The server's analysis pieces without the protocol: settings, annotation checks, incremental
+// re-analysis, hovers and lenses over a real fixture.
+#include <catch2/catch.hpp>
+
+#include "analysis.h"
+#include "lsp_features.h"
+#include "settings.h"
+#include "test_helpers.h"
+
+using namespace shardlens;
+using namespace shardlens::server;
+
+namespace {
+
+const Finding* finding(const DocumentAnalysis& a, const std::string& code, const std::string& near_text) {
+  size_t at = a.text.find(near_text);
+  for (auto& f : a.findings)
+    if (f.code == code && at != std::string::npos && f.start <= at && at < std::max(f.end, f.start + 1)) return &f;
+  return nullptr;
+}
+
+std::string codes(const DocumentAnalysis& a) {
+  std::string s;
+  for (auto& f : a.findings) s += f.code + ": " + f.message + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("settings: valid values apply, bad ones are reported and ignored") {
+  Settings s;
+  std::vector<std::string> problems;
+  s.apply({{"meshes", {"t3k", "8x4"}}, {"phase", "prefill"}, {"batch", 4}, {"model", "GPT(GPTConfig())"}}, problems);
+  CHECK(problems.empty());
+  CHECK(s.meshes == std::vector<std::string>{"t3k", "8x4"});
+  CHECK(s.phase == "prefill");
+  CHECK(s.batch == 4);
+  s.apply({{"meshes", {"3x"}}, {"phase", "train"}, {"batch", -1}, {"dtype", 16}}, problems);
+  CHECK(problems.size() == 4);
+  CHECK(s.meshes == std::vector<std::string>{"t3k", "8x4"});
+  CHECK(s.phase == "prefill");
+  CHECK(s.plan_options().meshes.size() == 2);
+}
+
+TEST_CASE("settings: [tool.shardlens] in pyproject.toml") {
+  std::vector<std::string> problems;
+  auto j = read_pyproject_settings(
+      "[project]\nname = \"x\"\nmeshes = [\"nope\"]\n\n[tool.shardlens]  # ours\nmeshes = [\n  \"1x8\",  # n300 pairs\n  'galaxy',\n]\n"
+      "batch = 1_024\nphase = \"decode\"\nstrategy='tensor'\nbogus = {a = 1}\n[tool.other]\nbatch = 3\n",
+      problems);
+  CHECK(j["meshes"] == nlohmann::json({"1x8", "galaxy"}));
+  CHECK(j["batch"] == 1024);
+  CHECK(j["phase"] == "decode");
+  CHECK(j["strategy"] == "tensor");
+  CHECK(!j.contains("name"));
+  CHECK(problems.size() == 1);  // the inline table
+}
+
+TEST_CASE("annotations: mark_sharding calls are resolved through loops and checked against the plan") {
+  std::string text = test::fixture("gpt.py") +
+                     "\nimport numpy as np\nimport torch_xla.distributed.spmd as xs\n"
+                     "mesh = xs.Mesh(np.array(range(8)), (1, 8), (\"batch\", \"model\"))\n"
+                     "for layer in model.h:\n"
+                     "    xs.mark_sharding(layer.attn.proj.weight, mesh, (\"model\", None))  # disagrees\n"
+                     "    xs.mark_sharding(layer.mlp.up.weight, mesh, (\"model\", None))  # agrees\n"
+                     "xs.mark_sharding(model.h[0].mlp.down.weight, mesh, (None, \"tensor\"))  # axis\n"
+                     "xs.mark_sharding(model.h[-1].mlp.down.weight, mesh, (None,))  # rank\n"
+                     "xs.mark_sharding(model.ln_f.weight, mesh, (\"model\", None))  # rank too\n"
+                     "xs.mark_sharding(model.h[1].attn.missing, mesh, (None, \"model\"))  # unknown\n"
+                     "xs.mark_sharding(model.wpe.weight, mesh, (\"model\", None))  # 1024 rows: divides\n";
+  DocumentAnalyzer analyzer;
+  Settings settings;
+  auto a = analyzer.analyze(1, "gpt.py", text, {}, true, settings);
+  REQUIRE(a->plan.ok);
+  INFO(codes(*a));
+  REQUIRE(a->annotations.size() == 7);
+  CHECK(a->annotations[0].parameters.size() == 24);  // one per block through the loop
+  CHECK(a->annotations[0].parameters[0] == "h.0.attn.proj.weight");
+  CHECK(a->annotations[3].parameters == std::vector<std::string>{"h.23.mlp.down.weight"});
+
+  const Finding* disagree = finding(*a, "annotation-disagrees", "layer.attn.proj.weight");
+  REQUIRE(disagree);
+  CHECK(disagree->message.find("all-gather") != std::string::npos);  // the column split needs a gather
+  REQUIRE(disagree->fix);
+  CHECK(disagree->fix->text == "(None, \"model\")");
+  CHECK(text.substr(disagree->fix->start, disagree->fix->end - disagree->fix->start) == "(\"model\", None)");
+  CHECK(!finding(*a, "annotation-disagrees", "layer.mlp.up.weight"));
+  CHECK(finding(*a, "annotation-unknown-axis", "model.h[0].mlp.down.weight"));
+  CHECK(finding(*a, "annotation-rank", "model.h[-1].mlp.down.weight"));
+  CHECK(finding(*a, "annotation-rank", "model.ln_f.weight"));
+  const Finding* unknown = finding(*a, "annotation-unknown-tensor", "model.h[1].attn.missing");
+  REQUIRE(unknown);
+  REQUIRE(unknown->fix);
+  CHECK(text.substr(unknown->fix->start, unknown->fix->end - unknown->fix->start).find("missing") != std::string::npos);
+  CHECK(!finding(*a, "annotation-indivisible", "model.wpe.weight"));
+}
+
+TEST_CASE("annotations: a split that does not divide is an error; load_shard_spec entries are checked too") {
+  std::string text = test::fixture("gpt.py") +
+                     "\ndef load_shard_spec(model):\n"
+                     "    specs = {}\n"
+                     "    for block in model.h:\n"
+                     "        specs[block.attn.proj.weight] = (None, \"model\")\n"
+                     "    specs[model.wte.weight] = (\"model\", None)\n"
+                     "    return specs\n";
+  DocumentAnalyzer analyzer;
+  Settings settings;
+  settings.meshes = {"1x5"};
+  auto a = analyzer.analyze(1, "gpt.py", text, {}, true, settings);
+  REQUIRE(a->plan.ok);
+  INFO(codes(*a));
+  REQUIRE(a->annotations.size() == 2);
+  CHECK(a->annotations[0].kind == AnnotationSite::ShardSpecEntry);
+  CHECK(a->annotations[0].parameters.size() == 24);
+  CHECK(finding(*a, "annotation-indivisible", "specs[model.wte.weight]"));  // 50304 rows over 5
+  CHECK(finding(*a, "annotation-indivisible", "specs[block.attn.proj.weight]"));  // 2048 over 5
+  // The planner's per-block divisibility findings are folded into one per source location.
+  size_t divisibility = 0;
+  for (auto& f : a->findings) divisibility += f.code == "divisibility-features";
+  CHECK(divisibility < 10);  // 73 unfolded
+}
+
+TEST_CASE("analyzer: edits applied incrementally give the same analysis as a fresh start") {
+  std::string text = test::fixture("gpt.py");
+  DocumentAnalyzer incremental, fresh;
+  Settings settings;
+  auto first = incremental.analyze(1, "gpt.py", text, {}, true, settings);
+  REQUIRE(first->plan.ok);
+  size_t at = text.find("n_head: int = 16");
+  REQUIRE(at != std::string::npos);
+  at += std::string("n_head: int = ").size();
+  std::string edited = text;
+  edited.replace(at, 2, "12");
+  auto second = incremental.analyze(2, "gpt.py", edited, {{at, at + 2, "12"}}, false, settings);
+  auto reference = fresh.analyze(2, "gpt.py", edited, {}, true, settings);
+  CHECK(second->findings.size() == reference->findings.size());
+  CHECK(codes(*second) == codes(*reference));
+  // Wrong edits (the text does not match) fall back to a fresh start instead of analysing garbage.
+  auto third = incremental.analyze(3, "gpt.py", text, {{0, 0, "zzz"}}, false, settings);
+  CHECK(codes(*third) == codes(*first));
+}
+
+TEST_CASE("features: hover on a layer names its layout and collectives; lenses sit on the classes") {
+  std::string text = test::fixture("gpt.py");
+  DocumentAnalyzer analyzer;
+  Settings settings;
+  auto a = analyzer.analyze(1, "gpt.py", text, {}, true, settings);
+  REQUIRE(a->plan.ok);
+  auto enc = protocol::PositionEncoding::Utf16;
+  auto hover = hover_json(*a, text.find("self.proj = nn.Linear"), enc);
+  REQUIRE(hover.is_object());
+  std::string md = hover["contents"]["value"];
+  CHECK(md.find("h.*.attn.proj") != std::string::npos);
+  CHECK(md.find("row") != std::string::npos);
+  CHECK(md.find("all-reduce") != std::string::npos);
+  CHECK(hover_json(*a, text.find("\n\n") + 1, enc).is_null());
+  auto class_hover = hover_json(*a, text.find("class Block"), enc);
+  REQUIRE(class_hover.is_object());
+  CHECK(class_hover["contents"]["value"].get<std::string>().find("× 24") != std::string::npos);
+  auto lenses = code_lenses_json(*a, "file:///gpt.py", enc);
+  bool block_lens = false;
+  for (auto& l : lenses) {
+    std::string title = l["command"]["title"];
+    if (title.find("2 all-reduce") != std::string::npos && title.find("× 24 blocks") != std::string::npos) block_lens = true;
+  }
+  CHECK(block_lens);
+}
