@@ -1,12 +1,14 @@
 // `shardlens plan FILE [--model EXPR] --mesh RxC [--mesh ...] [--strategy auto|tensor] [--batch N]
 //   [--seq N] [--phase prefill|decode] [--dtype bf16|fp32|bfp8] [--hardware wormhole|blackhole]
-//   [--format text|json] [--spatial HxW] [--pin PARAM=LAYOUT] [--pin-output MODULE=LAYOUT] [--pins-only]`
+//   [--format text|json] [--spatial HxW] [--pin PARAM=LAYOUT] [--pin-output MODULE=LAYOUT] [--pins-only]
+//   [--emit tt-xla|shard-spec]`
 #include <cstdio>
 #include <iostream>
 #include <optional>
 #include <sstream>
 
 #include "cli.h"
+#include "emit/insertion.h"
 #include "plan/plan.h"
 #include "plan/plan_output.h"
 #include "python/extractor.h"
@@ -19,7 +21,11 @@ const char* kPlanUsage =
     "usage: shardlens plan FILE [--model EXPR] [--mesh RxC|PRESET ...] [--strategy auto|tensor]\n"
     "                      [--batch N] [--seq N] [--phase prefill|decode] [--dtype bf16|fp32|bfp8]\n"
     "                      [--hardware wormhole|blackhole] [--format text|json] [--spatial HxW]\n"
-    "                      [--pin PARAM=replicated|shard:D ...] [--pin-output MODULE=replicated|shard:D ...] [--pins-only]\n";
+    "                      [--pin PARAM=replicated|shard:D ...] [--pin-output MODULE=replicated|shard:D ...] [--pins-only]\n"
+    "                      [--emit tt-xla|shard-spec]\n"
+    "  --emit prints annotation code for the first mesh instead of the plan: tt-xla (xs.mark_sharding\n"
+    "  calls, or apply_sharding(model, mesh) when the script builds no instance) or shard-spec\n"
+    "  (tt-forge-models get_mesh_config() + load_shard_spec()).\n";
 
 std::optional<int64_t> positive(const std::string& flag, const std::string& v) {
   size_t used = 0;
@@ -36,6 +42,40 @@ std::optional<int64_t> positive(const std::string& flag, const std::string& v) {
   return x;
 }
 
+// Prints the block, or with --emit-apply (hidden; tests use it) the whole script with the block
+// inserted as the editor's code action would.
+int print_emitted(const std::string& kind, bool apply, const std::vector<std::string>& args, const std::string& file,
+                  const std::string& text, const ir::ModelIR& model, const plan::PlanResult& result) {
+  const auto& mp = result.meshes.front();
+  if (mp.parameters.empty() && !model.parameters.empty()) {
+    std::string why;
+    for (auto& d : result.diagnostics)
+      if (d.severity == "error") why += "; " + d.message;
+    std::fprintf(stderr, "shardlens plan: %s: no layout to emit for mesh %s%s\n", file.c_str(), mp.mesh.shape_string().c_str(), why.c_str());
+    return 1;
+  }
+  if (result.meshes.size() > 1)
+    std::fprintf(stderr, "shardlens plan: --emit writes the plan for the first mesh (%s)\n", mp.mesh.shape_string().c_str());
+  std::string regenerate = "shardlens plan";
+  for (auto& a : args) {
+    if (a == "--emit-apply") continue;
+    bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=+@") == std::string::npos;
+    regenerate += " " + (plain ? a : "'" + a + "'");
+  }
+  auto edit = emit::annotation_edit(text, model, mp, kind == "tt-xla" ? emit::BlockKind::TtXla : emit::BlockKind::ShardSpec,
+                                    regenerate);
+  if (!apply) {
+    std::cout << edit.block;
+    return 0;
+  }
+  if (!edit.ok) {
+    std::fprintf(stderr, "shardlens plan: %s: %s\n", file.c_str(), edit.error.c_str());
+    return 1;
+  }
+  std::cout << emit::apply_insertion(text, edit);
+  return 0;
+}
+
 bool valid_layout(const std::string& s) {
   if (s == "replicated" || s == "partial") return true;
   if (s.rfind("shard:", 0) != 0 || s.size() == 6) return false;
@@ -47,7 +87,8 @@ bool valid_layout(const std::string& s) {
 }  // namespace
 
 int run_plan(const std::vector<std::string>& args) {
-  std::string file, model_expr, format = "text";
+  std::string file, model_expr, format = "text", emit_kind;
+  bool emit_apply = false;
   plan::PlanOptions options;
   python::TraceWorkload trace;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -153,6 +194,20 @@ int run_plan(const std::vector<std::string>& args) {
         return 2;
       }
       (a == "--pin" ? options.pinned_parameters : options.pinned_outputs)[v.substr(0, eq)] = v.substr(eq + 1);
+    } else if (a == "--emit") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v == "dtensor" || *v == "hf-tp-plan" || *v == "colossalai") {
+        std::fprintf(stderr, "shardlens plan: --emit %s is not yet supported (supported: tt-xla, shard-spec)\n", v->c_str());
+        return 2;
+      }
+      if (*v != "tt-xla" && *v != "shard-spec") {
+        std::fprintf(stderr, "shardlens plan: --emit must be tt-xla or shard-spec, not '%s'\n", v->c_str());
+        return 2;
+      }
+      emit_kind = *v;
+    } else if (a == "--emit-apply") {
+      emit_apply = true;
     } else if (a == "--pins-only") {
       options.evaluate_pins_only = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -167,6 +222,10 @@ int run_plan(const std::vector<std::string>& args) {
   }
   if (file.empty()) {
     std::fputs(kPlanUsage, stderr);
+    return 2;
+  }
+  if (emit_apply && emit_kind.empty()) {
+    std::fprintf(stderr, "shardlens plan: --emit-apply needs --emit tt-xla|shard-spec\n");
     return 2;
   }
   if (options.meshes.empty()) {
@@ -219,6 +278,7 @@ int run_plan(const std::vector<std::string>& args) {
     std::fprintf(stderr, "shardlens plan: %s: %s\n", file.c_str(), result.error.c_str());
     return 1;
   }
+  if (!emit_kind.empty()) return print_emitted(emit_kind, emit_apply, args, file, text, extracted.model, result);
   if (format == "json") std::cout << plan::to_json(result, extracted.model, options).dump(2) << "\n";
   else std::cout << plan::to_text(result, extracted.model, options);
   return 0;
