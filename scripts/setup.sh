@@ -41,3 +41,13 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 echo "setup: ok (grammar in $grammar_dir)"
+
+# The LSP end-to-end tests' Node client (tests/lsp/package-lock.json: vscode-languageserver-protocol,
+# vscode-jsonrpc), installed again only when the lockfile changed.
+lsp_dir="$here/tests/lsp"
+lsp_stamp="$lsp_dir/node_modules/.shardlens-npm-ci"
+if [ ! -d "$lsp_dir/node_modules" ] || [ ! -f "$lsp_stamp" ] || [ "$lsp_dir/package-lock.json" -nt "$lsp_stamp" ]; then
+  echo "setup: installing the LSP test client (npm ci in tests/lsp)"
+  npm ci --prefix "$lsp_dir" --no-audit --no-fund
+  touch "$lsp_stamp"
+fi
