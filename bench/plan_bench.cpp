@@ -153,8 +153,28 @@ int main(int argc, char** argv) {
     auto r = extractor.extract(extract);
     plan::PlanOptions options;
     options.meshes = bench_meshes();
+    // `edit`: what an editor does per keystroke: a one-class edit, re-extract, re-plan without
+    // alternatives (only the planning is worth profiling).
+    bool edit = argc > 4 && std::string(argv[4]) == "edit";
+    options.alternatives = !edit;
     plan::Planner planner;
-    for (int i = 0; i < 30; ++i) planner.plan(r.model, options);
+    planner.plan(r.model, options);
+    python::ExtractResult edited[2];
+    if (edit) {
+      for (int k = 0; k < 2; ++k) {
+        const std::string from = k ? "F.gelu(self.w1(x))" : "F.silu(self.w1(x))";
+        const std::string to = k ? "F.silu(self.w1(x))" : "F.gelu(self.w1(x))";
+        std::string cur = extractor.document().text();
+        size_t at = cur.find(from);
+        python::TextPosition p;
+        for (size_t c = 0; c < at; ++c) {
+          if (cur[c] == '\n') { ++p.row; p.column = 0; } else { ++p.column; }
+        }
+        extractor.apply_edit({p, {p.row, p.column + static_cast<uint32_t>(from.size())}, to});
+        edited[k] = extractor.extract(extract);
+      }
+    }
+    for (int i = 0; i < 30; ++i) planner.plan(edit ? edited[i % 2].model : r.model, options);
     return 0;
   }
   if (only == "dense" || only.empty())

@@ -355,28 +355,59 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       // The smallest-memory plan first (a heavy weight on bytes kept per device); if even that does
       // not fit, say so. Otherwise search the weight (log scale) for the fastest plan that fits.
       double base = chosen.totals.est_time_us / std::max(1.0, chosen.totals.parameter_bytes_per_device);
-      auto solve_with = [&](double lambda) {
+      // The weight lives on a fixed grid (quarter powers of two around a power-of-two base), so a
+      // re-plan after an edit asks for the same weights again and the solver's memo answers for
+      // every unchanged body; the grid step of the last search is tried first.
+      double grid_base = std::exp2(std::round(std::log2(std::max(base, 1e-30))));
+      auto lambda_at = [&](int k) { return grid_base * std::exp2(k / 4.0); };
+      auto solve_with = [&](int k) {
         Context c = chosen.ctx;
-        c.memory_lambda = lambda;
+        c.memory_lambda = lambda_at(k);
         return planner.run(chosen.name, c, chosen.axes);
       };
-      double hi = base * 1e4, lo = base * 1e-3;
-      Solved smallest = solve_with(hi);
-      bool fits = smallest.feasible && smallest.totals.memory_per_device_bytes <= dram;
-      if (fits) {
-        chosen = smallest;
-        for (int step = 0; step < 7; ++step) {
-          double mid = std::sqrt(lo * hi);
-          Solved s = solve_with(mid);
-          if (s.feasible && s.totals.memory_per_device_bytes <= dram) {
-            hi = mid;
-            if (s.totals.est_time_us < chosen.totals.est_time_us) chosen = s;
+      auto fits_in = [&](const Solved& s) { return s.feasible && s.totals.memory_per_device_bytes <= dram; };
+      int k_lo = -40, k_hi = 54;  // about base * 1e-3 .. base * 1e4
+      std::string cache_key = mesh.shape_string() + "|" + chosen.name + "|" + std::to_string(grid_base);
+      bool fits = false;
+      Solved smallest;
+      auto cached = memory_steps_.find(cache_key);
+      if (cached != memory_steps_.end()) {
+        Solved at = solve_with(cached->second);
+        if (fits_in(at)) {
+          Solved below = solve_with(cached->second - 1);
+          if (!fits_in(below)) {
+            chosen = at;
+            fits = true;
           } else {
-            lo = mid;
+            k_hi = cached->second - 1;
           }
+        } else {
+          k_lo = cached->second;
         }
-      } else if (smallest.feasible) {
-        chosen.totals.memory_per_device_bytes = std::min(chosen.totals.memory_per_device_bytes, smallest.totals.memory_per_device_bytes);
+      }
+      if (!fits) {
+        smallest = solve_with(k_hi);
+        fits = fits_in(smallest);
+        if (fits) {
+          chosen = smallest;
+          int best_k = k_hi;
+          while (k_hi - k_lo > 1) {
+            int mid = (k_lo + k_hi) / 2;
+            Solved s = solve_with(mid);
+            if (fits_in(s)) {
+              k_hi = mid;
+              if (s.totals.est_time_us < chosen.totals.est_time_us) {
+                chosen = s;
+                best_k = mid;
+              }
+            } else {
+              k_lo = mid;
+            }
+          }
+          memory_steps_[cache_key] = best_k;
+        } else if (smallest.feasible) {
+          chosen.totals.memory_per_device_bytes = std::min(chosen.totals.memory_per_device_bytes, smallest.totals.memory_per_device_bytes);
+        }
       }
       if (fits) {
         mp.memory_fallback = true;

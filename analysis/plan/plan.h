@@ -148,6 +148,7 @@ class Planner {
  private:
   std::unique_ptr<detail::AxisSolver> solver_;
   std::unique_ptr<detail::ParameterIndex> parameters_;  // kept while the module tree is unchanged
+  std::map<std::string, int> memory_steps_;  // per mesh: the memory weight's grid step last chosen
 };
 
 // One-shot planning (no memo kept).

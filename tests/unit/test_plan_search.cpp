@@ -255,6 +255,23 @@ model = Lookup()
   REQUIRE(d);
   CHECK(d->severity == "warning");
   CHECK(d->message.find("slower") != std::string::npos);
+  // Re-planning with a kept Planner starts from the weight it found last time: same answer.
+  {
+    python::ModelExtractor extractor(kBig, "model.py");
+    python::ExtractOptions extract;
+    extract.trace_forward = true;
+    auto r = extractor.extract(extract);
+    REQUIRE(r.ok);
+    plan::Planner planner;
+    auto first = planner.plan(r.model, o);
+    auto again = planner.plan(r.model, o);
+    REQUIRE(first.meshes.size() == 1);
+    REQUIRE(again.meshes.size() == 1);
+    CHECK(again.meshes[0].memory_fallback);
+    CHECK(again.meshes[0].totals.est_time_us == Approx(first.meshes[0].totals.est_time_us));
+    CHECK(again.meshes[0].totals.memory_per_device_bytes == Approx(mp.totals.memory_per_device_bytes));
+    CHECK(param(again.meshes[0], "table.weight").layout == param(mp, "table.weight").layout);
+  }
   // On one device nothing can be split: a clear error.
   o.meshes = {mesh("n150")};
   auto q = plan_script(kBig, o);
