@@ -1,0 +1,122 @@
+// `shardlens.*` VS Code settings → the server's settings object (server/README.md, "Settings").
+// No `vscode` import: unit-tested under plain Node.
+//
+// Only values the user set (user, workspace or folder settings) are sent; defaults are not, so
+// `[tool.shardlens]` in pyproject.toml, which the server reads below the client's settings, still
+// applies where the user has not chosen otherwise. Invalid values are reported here and left out.
+
+import { parseMesh } from './mesh';
+
+export const SERVER_KEYS = ['meshes', 'strategy', 'batch', 'seq', 'phase', 'dtype', 'hardware', 'model'] as const;
+export type ServerKey = (typeof SERVER_KEYS)[number];
+
+export const ENUMS = {
+  strategy: ['auto', 'tensor'],
+  phase: ['prefill', 'decode'],
+  dtype: ['bf16', 'fp32', 'bfp8'],
+  hardware: ['wormhole', 'blackhole'],
+} as const;
+
+export interface ServerSettings {
+  meshes?: string[];
+  strategy?: string;
+  batch?: number;
+  seq?: number;
+  phase?: string;
+  dtype?: string;
+  hardware?: string;
+  model?: string;
+}
+
+// The part of vscode.WorkspaceConfiguration.inspect()'s result used here.
+export interface Inspection<T = unknown> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+// The value a user set, most specific scope first; undefined when only the default applies.
+export function explicitValue<T>(inspection: Inspection<T> | undefined): T | undefined {
+  if (!inspection) return undefined;
+  for (const v of [inspection.workspaceFolderValue, inspection.workspaceValue, inspection.globalValue])
+    if (v !== undefined && v !== null) return v;
+  return undefined;
+}
+
+export interface Mapped {
+  settings: ServerSettings;
+  problems: string[]; // one message per rejected value, e.g. "shardlens.batch must be a positive integer, not 0"
+}
+
+const show = (v: unknown): string => JSON.stringify(v) ?? String(v);
+
+// `value(key)` gives the explicit value of `shardlens.<key>` (undefined when unset).
+export function toServerSettings(value: (key: ServerKey) => unknown): Mapped {
+  const settings: ServerSettings = {};
+  const problems: string[] = [];
+
+  const meshes = value('meshes');
+  if (meshes !== undefined) {
+    const list = typeof meshes === 'string' ? [meshes] : meshes;
+    if (!Array.isArray(list)) {
+      problems.push(`shardlens.meshes must be a list of meshes like ["1x8"], not ${show(meshes)}`);
+    } else if (list.length === 0) {
+      problems.push('shardlens.meshes must not be empty');
+    } else {
+      let bad: string | undefined;
+      for (const m of list) {
+        if (typeof m !== 'string') {
+          bad = `shardlens.meshes: entries must be strings like "1x8" or "t3k", not ${show(m)}`;
+          break;
+        }
+        const r = parseMesh(m);
+        if (!r.ok) {
+          bad = `shardlens.meshes: ${r.error}`;
+          break;
+        }
+      }
+      if (bad) problems.push(bad);
+      else settings.meshes = (list as string[]).map((m) => m.trim());
+    }
+  }
+
+  for (const key of ['strategy', 'phase', 'dtype', 'hardware'] as const) {
+    const v = value(key);
+    if (v === undefined) continue;
+    const allowed: readonly string[] = ENUMS[key];
+    if (typeof v === 'string' && allowed.includes(v)) settings[key] = v;
+    else problems.push(`shardlens.${key} must be ${allowed.join('|')}, not ${show(v)}`);
+  }
+
+  for (const key of ['batch', 'seq'] as const) {
+    const v = value(key);
+    if (v === undefined) continue;
+    if (typeof v === 'number' && Number.isInteger(v) && v > 0) settings[key] = v;
+    else problems.push(`shardlens.${key} must be a positive integer, not ${show(v)}`);
+  }
+
+  const model = value('model');
+  if (model !== undefined) {
+    if (typeof model !== 'string') problems.push(`shardlens.model must be a string, not ${show(model)}`);
+    else if (model.trim() !== '') settings.model = model.trim();
+  }
+  return { settings, problems };
+}
+
+// Keys the server was started with (initializationOptions) that the user has since unset. The
+// server keeps initializationOptions below later settings but never forgets them, so dropping one
+// of those keys needs a new server to fall back to the default or pyproject.toml.
+export function keysDroppedSinceStart(atStart: ServerSettings, now: ServerSettings): ServerKey[] {
+  return SERVER_KEYS.filter((k) => atStart[k] !== undefined && now[k] === undefined);
+}
+
+export type ConfigTarget = 'global' | 'workspace' | 'workspaceFolder';
+
+// Where `Shardlens: Select mesh` writes `shardlens.meshes`: the folder's settings when the value
+// comes from there (a write anywhere else would be shadowed), else the workspace when one is open,
+// else the user settings.
+export function meshesTarget(inspection: Inspection | undefined, workspaceOpen: boolean, inFolder: boolean): ConfigTarget {
+  if (inFolder && inspection?.workspaceFolderValue !== undefined) return 'workspaceFolder';
+  return workspaceOpen ? 'workspace' : 'global';
+}

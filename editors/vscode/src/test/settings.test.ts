@@ -1,0 +1,77 @@
+import * as assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { explicitValue, keysDroppedSinceStart, meshesTarget, SERVER_KEYS, ServerKey, toServerSettings } from '../settings';
+
+const from = (values: Partial<Record<ServerKey, unknown>>) => (key: ServerKey) => values[key];
+
+test('explicitValue: folder over workspace over user; the default is not a value', () => {
+  assert.equal(explicitValue({ defaultValue: 'a' }), undefined);
+  assert.equal(explicitValue({ defaultValue: 'a', globalValue: 'b' }), 'b');
+  assert.equal(explicitValue({ globalValue: 'b', workspaceValue: 'c' }), 'c');
+  assert.equal(explicitValue({ globalValue: 'b', workspaceValue: 'c', workspaceFolderValue: 'd' }), 'd');
+  assert.equal(explicitValue({ globalValue: null as unknown as string }), undefined);
+  assert.equal(explicitValue(undefined), undefined);
+});
+
+test('toServerSettings: nothing set sends nothing (pyproject.toml still applies)', () => {
+  assert.deepEqual(toServerSettings(from({})), { settings: {}, problems: [] });
+});
+
+test('toServerSettings: every server setting, under the server names', () => {
+  const r = toServerSettings(
+    from({ meshes: ['t3k', ' 8x4'], strategy: 'tensor', batch: 4, seq: 128, phase: 'prefill', dtype: 'bfp8', hardware: 'blackhole', model: ' GPT(GPTConfig()) ' }),
+  );
+  assert.deepEqual(r.problems, []);
+  assert.deepEqual(r.settings, {
+    meshes: ['t3k', '8x4'],
+    strategy: 'tensor',
+    batch: 4,
+    seq: 128,
+    phase: 'prefill',
+    dtype: 'bfp8',
+    hardware: 'blackhole',
+    model: 'GPT(GPTConfig())',
+  });
+  assert.deepEqual(Object.keys(r.settings).sort(), [...SERVER_KEYS].sort());
+});
+
+test('toServerSettings: a single mesh string becomes a list; an empty model is left out', () => {
+  assert.deepEqual(toServerSettings(from({ meshes: 'galaxy', model: '  ' })).settings, { meshes: ['galaxy'] });
+});
+
+test('toServerSettings: invalid values are reported and left out, valid ones kept', () => {
+  const r = toServerSettings(
+    from({ meshes: ['1x8', 'tk3'], strategy: 'pipeline', batch: 0, seq: 2.5, phase: 'train', dtype: 'fp16', hardware: 'grayskull', model: 3 }),
+  );
+  assert.deepEqual(r.settings, {});
+  assert.equal(r.problems.length, 8);
+  assert.match(r.problems[0], /^shardlens\.meshes: mesh 'tk3' is not understood/);
+  assert.ok(r.problems.includes('shardlens.strategy must be auto|tensor, not "pipeline"'));
+  assert.ok(r.problems.includes('shardlens.batch must be a positive integer, not 0'));
+  assert.ok(r.problems.includes('shardlens.seq must be a positive integer, not 2.5'));
+  assert.ok(r.problems.includes('shardlens.phase must be prefill|decode, not "train"'));
+  assert.ok(r.problems.includes('shardlens.dtype must be bf16|fp32|bfp8, not "fp16"'));
+  assert.ok(r.problems.includes('shardlens.hardware must be wormhole|blackhole, not "grayskull"'));
+  assert.ok(r.problems.includes('shardlens.model must be a string, not 3'));
+
+  const mixed = toServerSettings(from({ meshes: [], batch: 2, seq: '5' }));
+  assert.deepEqual(mixed.settings, { batch: 2 });
+  assert.deepEqual(mixed.problems, ['shardlens.meshes must not be empty', 'shardlens.seq must be a positive integer, not "5"']);
+  assert.deepEqual(toServerSettings(from({ meshes: [8] })).problems, ['shardlens.meshes: entries must be strings like "1x8" or "t3k", not 8']);
+  assert.deepEqual(toServerSettings(from({ meshes: { a: 1 } })).problems, ['shardlens.meshes must be a list of meshes like ["1x8"], not {"a":1}']);
+});
+
+test('keysDroppedSinceStart: keys the server was started with that are now unset', () => {
+  assert.deepEqual(keysDroppedSinceStart({ meshes: ['t3k'], batch: 2 }, { batch: 4 }), ['meshes']);
+  assert.deepEqual(keysDroppedSinceStart({ meshes: ['t3k'] }, { meshes: ['8x4'], seq: 5 }), []);
+  assert.deepEqual(keysDroppedSinceStart({}, {}), []);
+});
+
+test('meshesTarget: folder when set there, else workspace when open, else user', () => {
+  assert.equal(meshesTarget({ workspaceFolderValue: ['1x8'] }, true, true), 'workspaceFolder');
+  assert.equal(meshesTarget({ workspaceFolderValue: ['1x8'] }, true, false), 'workspace');
+  assert.equal(meshesTarget({ globalValue: ['1x8'] }, true, true), 'workspace');
+  assert.equal(meshesTarget({ globalValue: ['1x8'] }, false, false), 'global');
+  assert.equal(meshesTarget(undefined, false, false), 'global');
+});
