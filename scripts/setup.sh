@@ -51,3 +51,14 @@ if [ ! -d "$lsp_dir/node_modules" ] || [ ! -f "$lsp_stamp" ] || [ "$lsp_dir/pack
   npm ci --prefix "$lsp_dir" --no-audit --no-fund
   touch "$lsp_stamp"
 fi
+
+# The VS Code extension's build, test and packaging tools (editors/vscode/package-lock.json:
+# vscode-languageclient, typescript, @vscode/vsce), again only when the lockfile changed. No install
+# scripts: none is needed to compile, test or package.
+vsc_dir="$here/editors/vscode"
+vsc_stamp="$vsc_dir/node_modules/.shardlens-npm-ci"
+if [ ! -d "$vsc_dir/node_modules" ] || [ ! -f "$vsc_stamp" ] || [ "$vsc_dir/package-lock.json" -nt "$vsc_stamp" ]; then
+  echo "setup: installing the VS Code extension's npm packages (npm ci in editors/vscode)"
+  npm ci --prefix "$vsc_dir" --no-audit --no-fund --ignore-scripts
+  touch "$vsc_stamp"
+fi
