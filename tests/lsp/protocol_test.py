@@ -61,8 +61,10 @@ class Server:
         self.stdout_closed = threading.Event()
         self.leftover = b""
         self._lock = threading.Lock()
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._threads = [threading.Thread(target=self._read_stdout, daemon=True),
+                         threading.Thread(target=self._read_stderr, daemon=True)]
+        for t in self._threads:
+            t.start()
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -225,7 +227,16 @@ class Server:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        # The readers end at EOF now that the process is gone. Only then may the pipes be closed:
+        # a reader still in read(2) on a closed descriptor would read from whatever pipe the next
+        # server gets under the same number, and swallow that server's messages.
+        for t in self._threads:
+            t.join(timeout=10)
+        for f in (self.proc.stdout, self.proc.stderr):
             try:
                 f.close()
             except OSError:
