@@ -228,10 +228,12 @@ class Shardlens implements vscode.Disposable {
   }
 
   restart(): Promise<void> {
-    this.restarting = this.restarting.then(async () => {
-      await this.stop();
-      await this.start();
-    });
+    this.restarting = this.restarting
+      .then(async () => {
+        await this.stop();
+        await this.start();
+      })
+      .catch((error) => this.log(`restart: ${error instanceof Error ? error.message : String(error)}`));
     return this.restarting;
   }
 
