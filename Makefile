@@ -18,6 +18,10 @@ demo: build
 	@echo
 	@echo "== shardlens plan examples/mistral_7b.py --mesh t3k"
 	@$(BUILD)/shardlens plan examples/mistral_7b.py --mesh t3k
+	@echo
+	@echo "== shardlens report examples/mistral_7b.py --mesh t3k -o $(BUILD)/sharding_analysis.md"
+	@$(BUILD)/shardlens report examples/mistral_7b.py --mesh t3k -o $(BUILD)/sharding_analysis.md >/dev/null
+	@echo "report written: $$(realpath $(BUILD)/sharding_analysis.md) (chart beside it: sharding_analysis.ccl_bytes.svg)"
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

@@ -18,6 +18,9 @@ const char* kUsage =
     "       [--emit tt-xla|shard-spec]\n"
     "      how to shard FILE's model over each mesh: layouts, collectives, costs and rejected alternatives;\n"
     "      --emit prints the annotation code (xs.mark_sharding block, or load_shard_spec) for the first mesh\n"
+    "  report FILE [--model EXPR] [--mesh RxC|PRESET ...] [plan's workload flags] [-o sharding_analysis.md]\n"
+    "      the sharding report (model & target, architecture, strategy, per-component design, CCL budget,\n"
+    "      bottlenecks and compiler limits, sources) as Markdown, with an SVG chart of collective bytes beside it\n"
     "  serve [--stdio] [--listen 127.0.0.1:PORT] [--log-level error|info|debug]\n"
     "      the language server (LSP over stdio, or one client over TCP on loopback)\n"
     "  syntax-tree FILE\n"
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
   if (command == "syntax-tree") return shardlens::cli::run_syntax_tree(args);
   if (command == "dataflow") return shardlens::cli::run_dataflow(args);
   if (command == "plan") return shardlens::cli::run_plan(args);
+  if (command == "report") return shardlens::cli::run_report(args);
   if (command == "serve") return shardlens::cli::run_serve(args);
   if (command == "--version" || command == "version") {
     std::puts("shardlens 0.1.0");

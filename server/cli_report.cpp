@@ -1,0 +1,257 @@
+// `shardlens report FILE [--model EXPR] [--mesh RxC|PRESET ...] [plan's workload flags] [-o PATH]`:
+// plans FILE as `shardlens plan` does and writes sharding_analysis.md with its SVG chart beside it.
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+#include "cli.h"
+#include "emit/report.h"
+#include "plan/plan.h"
+#include "python/extractor.h"
+#include "python/value_locator.h"
+
+namespace shardlens::cli {
+namespace {
+
+const char* kReportUsage =
+    "usage: shardlens report FILE [--model EXPR] [--mesh RxC|PRESET ...] [--strategy auto|tensor]\n"
+    "                        [--batch N] [--seq N] [--phase prefill|decode] [--dtype bf16|fp32|bfp8]\n"
+    "                        [--hardware wormhole|blackhole] [--spatial HxW]\n"
+    "                        [--pin PARAM=replicated|shard:D ...] [--pin-output MODULE=replicated|shard:D ...] [--pins-only]\n"
+    "                        [-o PATH]\n"
+    "  writes the sharding report (default sharding_analysis.md; a directory gets that name inside) and its\n"
+    "  chart beside it (sharding_analysis.ccl_bytes.svg); -o - prints the Markdown instead (no chart).\n";
+
+std::optional<int64_t> positive(const std::string& flag, const std::string& v) {
+  size_t used = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != v.size() || x <= 0) {
+    std::fprintf(stderr, "shardlens report: %s must be a positive integer, not '%s'\n", flag.c_str(), v.c_str());
+    return std::nullopt;
+  }
+  return x;
+}
+
+bool valid_layout(const std::string& s) {
+  if (s == "replicated" || s == "partial") return true;
+  if (s.rfind("shard:", 0) != 0 || s.size() == 6) return false;
+  for (size_t i = 6; i < s.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return true;
+}
+
+std::string shell_word(const std::string& a) {
+  bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=+@") == std::string::npos;
+  return plain ? a : "'" + a + "'";
+}
+
+}  // namespace
+
+int run_report(const std::vector<std::string>& args) {
+  std::string file, model_expr, output = "sharding_analysis.md";
+  plan::PlanOptions options;
+  python::TraceWorkload trace;
+  std::string regenerate = "shardlens report";
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    std::string inline_value;
+    bool has_inline = false;
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos && a.rfind("--pin", 0) != 0) {
+      inline_value = a.substr(a.find('=') + 1);
+      a = a.substr(0, a.find('='));
+      has_inline = true;
+    }
+    auto value = [&]() -> std::optional<std::string> {
+      if (has_inline) return inline_value;
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "shardlens report: %s needs a value\n%s", a.c_str(), kReportUsage);
+        return std::nullopt;
+      }
+      return args[++i];
+    };
+    if (a == "-o" || a == "--output") {
+      auto v = value();
+      if (!v) return 2;
+      if (v->empty()) {
+        std::fprintf(stderr, "shardlens report: %s needs a path\n", a.c_str());
+        return 2;
+      }
+      output = *v;
+      continue;  // not part of the regenerate line: the report says where it came from, not where it went
+    }
+    size_t first = i;
+    if (a == "--model") {
+      auto v = value();
+      if (!v) return 2;
+      model_expr = *v;
+    } else if (a == "--mesh") {
+      auto v = value();
+      if (!v) return 2;
+      std::string error;
+      auto m = plan::parse_mesh(*v, error);
+      if (!m) {
+        std::fprintf(stderr, "shardlens report: %s\n", error.c_str());
+        return 2;
+      }
+      options.meshes.push_back(*m);
+    } else if (a == "--strategy") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v == "auto") options.strategy = plan::StrategyMode::Auto;
+      else if (*v == "tensor") options.strategy = plan::StrategyMode::Tensor;
+      else {
+        std::fprintf(stderr, "shardlens report: --strategy must be auto or tensor, not '%s'\n", v->c_str());
+        return 2;
+      }
+    } else if (a == "--batch" || a == "--seq") {
+      auto v = value();
+      if (!v) return 2;
+      auto n = positive(a, *v);
+      if (!n) return 2;
+      (a == "--batch" ? options.workload.batch : options.workload.seq) = *n;
+    } else if (a == "--phase") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v == "prefill") options.workload.phase = plan::Phase::Prefill;
+      else if (*v == "decode") options.workload.phase = plan::Phase::Decode;
+      else {
+        std::fprintf(stderr, "shardlens report: --phase must be prefill or decode, not '%s'\n", v->c_str());
+        return 2;
+      }
+    } else if (a == "--dtype") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v != "bf16" && *v != "fp32" && *v != "bfp8") {
+        std::fprintf(stderr, "shardlens report: --dtype must be bf16, fp32 or bfp8, not '%s'\n", v->c_str());
+        return 2;
+      }
+      options.workload.dtype = *v;
+    } else if (a == "--hardware") {
+      auto v = value();
+      if (!v) return 2;
+      options.hardware = plan::find_hardware(*v);
+      if (!options.hardware) {
+        std::fprintf(stderr, "shardlens report: --hardware must be wormhole or blackhole, not '%s'\n", v->c_str());
+        return 2;
+      }
+    } else if (a == "--spatial") {
+      auto v = value();
+      if (!v) return 2;
+      auto x = v->find('x');
+      auto h = x == std::string::npos ? std::nullopt : positive(a, v->substr(0, x));
+      auto w = h ? positive(a, v->substr(x + 1)) : std::nullopt;
+      if (!h || !w) {
+        std::fprintf(stderr, "shardlens report: --spatial must be HxW with positive integers, e.g. 64x64\n");
+        return 2;
+      }
+      trace.spatial[0] = *h;
+      trace.spatial[1] = *w;
+    } else if (a == "--pin" || a == "--pin-output") {
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "shardlens report: %s needs NAME=LAYOUT\n", a.c_str());
+        return 2;
+      }
+      std::string v = args[++i];
+      auto eq = v.find('=');
+      if (eq == std::string::npos || !valid_layout(v.substr(eq + 1))) {
+        std::fprintf(stderr, "shardlens report: %s takes NAME=LAYOUT with LAYOUT replicated, partial or shard:D, not '%s'\n", a.c_str(), v.c_str());
+        return 2;
+      }
+      (a == "--pin" ? options.pinned_parameters : options.pinned_outputs)[v.substr(0, eq)] = v.substr(eq + 1);
+    } else if (a == "--pins-only") {
+      options.evaluate_pins_only = true;
+    } else if (a == "--format" || a == "--emit") {
+      std::fprintf(stderr, "shardlens report: %s belongs to `shardlens plan`; the report is Markdown (-o - prints it)\n", a.c_str());
+      return 2;
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      std::fprintf(stderr, "shardlens report: unknown option '%s'\n%s", a.c_str(), kReportUsage);
+      return 2;
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      std::fprintf(stderr, "shardlens report: more than one FILE given ('%s', '%s')\n", file.c_str(), a.c_str());
+      return 2;
+    }
+    for (size_t k = first; k <= i; ++k) regenerate += " " + shell_word(args[k]);
+  }
+  if (file.empty()) {
+    std::fputs(kReportUsage, stderr);
+    return 2;
+  }
+  if (options.meshes.empty()) {
+    std::string error;
+    options.meshes.push_back(*plan::parse_mesh("t3k", error));
+    regenerate += " --mesh t3k";
+  }
+  std::string text, error;
+  if (!read_file(file, text, error)) {
+    std::fprintf(stderr, "shardlens report: %s\n", error.c_str());
+    return 1;
+  }
+  if (text.find('\0') != std::string::npos) {
+    std::fprintf(stderr, "shardlens report: '%s' is not a text file (it contains NUL bytes)\n", file.c_str());
+    return 1;
+  }
+  python::ModelExtractor extractor(text, file);
+  python::ExtractOptions extract;
+  extract.model_expression = model_expr;
+  extract.trace_forward = true;
+  trace.batch = options.workload.batch;
+  trace.tokens = options.workload.tokens_per_forward();
+  extract.workload = trace;
+  auto extracted = extractor.extract(extract);
+  if (!extracted.ok) {
+    std::fprintf(stderr, "shardlens report: %s: %s\n", file.c_str(), extracted.error.c_str());
+    return 1;
+  }
+  for (auto& [name, layout] : options.pinned_parameters) {
+    bool known = false;
+    for (auto& p : extracted.model.parameters) known |= p.name == name;
+    if (!known) {
+      std::fprintf(stderr, "shardlens report: --pin %s: the model has no parameter of that name\n", name.c_str());
+      return 2;
+    }
+  }
+  for (auto& [name, layout] : options.pinned_outputs) {
+    bool known = false;
+    for (auto& m : extracted.model.modules) known |= m.name == name;
+    if (!known) {
+      std::fprintf(stderr, "shardlens report: --pin-output %s: the model has no module of that name\n", name.c_str());
+      return 2;
+    }
+  }
+  options.locate = [&text](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
+    ir::Span s = python::locate_value(text, keys, value);
+    return s.valid() ? s : fallback;
+  };
+  auto result = plan::plan_model(extracted.model, options);
+  if (!result.ok) {
+    std::fprintf(stderr, "shardlens report: %s: %s\n", file.c_str(), result.error.c_str());
+    return 1;
+  }
+  if (output == "-") {
+    emit::ReportOptions ro;
+    ro.script_path = file;
+    ro.chart_href.clear();
+    ro.regenerate = regenerate;
+    std::cout << emit::report_markdown(extracted.model, result, options, ro);
+    return 0;
+  }
+  emit::ReportOptions ro;
+  ro.script_path = file;
+  ro.regenerate = regenerate;
+  auto files = emit::write_report(extracted.model, result, options, ro, output);
+  if (!files.ok) {
+    std::fprintf(stderr, "shardlens report: %s\n", files.error.c_str());
+    return 1;
+  }
+  std::cout << files.markdown_path << "\n" << files.chart_path << "\n";
+  return 0;
+}
+
+}  // namespace shardlens::cli
