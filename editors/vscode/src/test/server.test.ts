@@ -116,7 +116,11 @@ before(async () => {
   const mapped = toServerSettings((k) => user[k]);
   assert.deepEqual(mapped.problems, []);
   settings = mapped.settings;
-  initResult = await conn.sendRequest(lsp.InitializeRequest.type, {
+  const exited = new Promise<never>((_, reject) =>
+    proc.once('exit', (code, signal) => reject(new Error(`${launch.command} ${launch.args.join(' ')} exited (${signal ?? code}) before answering initialize`))),
+  );
+  exited.catch(() => undefined);
+  initResult = await Promise.race([exited, conn.sendRequest(lsp.InitializeRequest.type, {
     processId: process.pid,
     rootUri: pathToFileURL(dir).href,
     workspaceFolders: [{ uri: pathToFileURL(dir).href, name: 'w' }],
@@ -125,25 +129,29 @@ before(async () => {
       workspace: { configuration: true, applyEdit: true, didChangeConfiguration: { dynamicRegistration: true }, workspaceEdit: { documentChanges: true } },
       textDocument: { publishDiagnostics: { versionSupport: true } },
     },
-  });
+  })]);
   await conn.sendNotification(lsp.InitializedNotification.type, {});
   await conn.sendNotification(lsp.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'python', version: 1, text: MODEL } });
   await waitFor('the first diagnostics', () => (publishes.length ? true : undefined));
 });
 
 after(async () => {
-  if (!available) return;
+  if (!available || !proc) return;
+  const running = () => proc.exitCode === null && proc.signalCode === null;
+  const exited = running() ? new Promise((r) => proc.once('exit', r)) : Promise.resolve();
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 5000 * SCALE);
   try {
-    await conn.sendRequest(lsp.ShutdownRequest.type);
-    await conn.sendNotification(lsp.ExitNotification.type);
+    if (running()) {
+      await conn.sendRequest(lsp.ShutdownRequest.type);
+      await conn.sendNotification(lsp.ExitNotification.type);
+    }
   } finally {
-    const exited = new Promise((r) => proc.once('exit', r));
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 5000);
     await exited;
     clearTimeout(timer);
     conn.dispose();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+  assert.equal(proc.exitCode, 0, 'the server exits with 0 after shutdown + exit');
 });
 
 test('server commands: the ones the extension calls exist, none is a client command ID', { skip: !available && `no shardlens at ${SHARDLENS}` }, () => {
