@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "cli_torch.h"
 
 namespace {
 
@@ -21,6 +22,12 @@ const char* kUsage =
     "  report FILE [--model EXPR] [--mesh RxC|PRESET ...] [plan's workload flags] [-o sharding_analysis.md]\n"
     "      the sharding report (model & target, architecture, strategy, per-component design, CCL budget,\n"
     "      bottlenecks and compiler limits, sources) as Markdown, with an SVG chart of collective bytes beside it\n"
+    "  export FILE.py [--model EXPR] [-o OUT.pt] [--python PATH] [--weights meta|random] [--batch N] [--seq N]\n"
+    "      build FILE's model with PyTorch (meta device) and save it as TorchScript for the exact graph\n"
+    "  graph FILE.pt [--format json|text|dataflow] [--batch N] [--seq N] [--phase prefill|decode]\n"
+    "      the exact graph of a TorchScript file (modules, parameters, ops with shapes; via shardlens-graph)\n"
+    "  plan FILE.py --graph FILE.pt [plan options]\n"
+    "      plan on the exact graph; says where the static analysis was blind\n"
     "  serve [--stdio] [--listen 127.0.0.1:PORT] [--log-level error|info|debug]\n"
     "      the language server (LSP over stdio, or one client over TCP on loopback)\n"
     "  syntax-tree FILE\n"
@@ -42,7 +49,10 @@ int main(int argc, char** argv) {
   if (command == "inspect") return shardlens::cli::run_inspect(args);
   if (command == "syntax-tree") return shardlens::cli::run_syntax_tree(args);
   if (command == "dataflow") return shardlens::cli::run_dataflow(args);
+  if (command == "plan" && shardlens::cli::wants_graph(args)) return shardlens::cli::run_plan_graph(args);
   if (command == "plan") return shardlens::cli::run_plan(args);
+  if (command == "export") return shardlens::cli::run_export(args);
+  if (command == "graph") return shardlens::cli::run_graph(args);
   if (command == "report") return shardlens::cli::run_report(args);
   if (command == "serve") return shardlens::cli::run_serve(args);
   if (command == "--version" || command == "version") {

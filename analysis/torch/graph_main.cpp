@@ -1,0 +1,143 @@
+// shardlens-graph: loads a TorchScript file with LibTorch and prints the exact graph of its
+// forward() for one workload (modules, parameters, ops with module paths, shapes and source
+// spans) as JSON or text. A separate executable so that shardlens itself never links LibTorch;
+// `shardlens graph`, `shardlens plan --graph` and the language server run it as a child process.
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torch/graph_evaluator.h"
+#include "torch/graph_json.h"
+#include "torch/torchscript_model.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: shardlens-graph FILE.pt [--batch N] [--tokens N] [--spatial HxW] [--input NAME=D0,D1,...[:DTYPE] ...]\n"
+    "                       [--format json|text] [--no-graph]\n"
+    "  Loads a TorchScript file (as `shardlens export` writes it) and prints its modules, parameters and\n"
+    "  the ops of forward() evaluated on meta tensors: --tokens is the sequence length of this forward\n"
+    "  (decode: 1), forward inputs get their shapes from their first use unless --input gives them.\n"
+    "  Exit status: 0 printed (a graph that could only partly be evaluated says so in graph.error),\n"
+    "  1 the file cannot be loaded, 2 usage.\n";
+
+std::optional<int64_t> positive(const std::string& s) {
+  try {
+    size_t used = 0;
+    long long v = std::stoll(s, &used);
+    if (used == s.size() && v > 0) return v;
+  } catch (...) {
+  }
+  return std::nullopt;
+}
+
+bool parse_input(const std::string& text, shardlens::torchgraph::InputSpec& spec) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos) return false;
+  spec.name = text.substr(0, eq);
+  std::string rest = text.substr(eq + 1);
+  auto colon = rest.find(':');
+  if (colon != std::string::npos) {
+    spec.dtype = rest.substr(colon + 1);
+    rest = rest.substr(0, colon);
+  }
+  size_t start = 0;
+  while (start <= rest.size()) {
+    size_t comma = rest.find(',', start);
+    auto v = positive(rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (!v) return false;
+    spec.shape.push_back(*v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  spec.why = "given";
+  return !spec.shape.empty();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string file, format = "json";
+  bool graph = true;
+  shardlens::torchgraph::EvalOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "shardlens-graph: %s needs a value\n", a.c_str());
+        return std::nullopt;
+      }
+      return args[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--batch" || a == "--tokens") {
+      auto v = value();
+      auto n = v ? positive(*v) : std::nullopt;
+      if (!n) {
+        std::fprintf(stderr, "shardlens-graph: %s must be a positive integer\n", a.c_str());
+        return 2;
+      }
+      (a == "--batch" ? options.batch : options.tokens) = *n;
+    } else if (a == "--spatial") {
+      auto v = value();
+      if (!v) return 2;
+      auto x = v->find('x');
+      auto h = x == std::string::npos ? std::nullopt : positive(v->substr(0, x));
+      auto w = h ? positive(v->substr(x + 1)) : std::nullopt;
+      if (!h || !w) {
+        std::fprintf(stderr, "shardlens-graph: --spatial must be HxW, e.g. 64x64\n");
+        return 2;
+      }
+      options.spatial[0] = *h;
+      options.spatial[1] = *w;
+    } else if (a == "--input") {
+      auto v = value();
+      shardlens::torchgraph::InputSpec spec;
+      if (!v || !parse_input(*v, spec)) {
+        std::fprintf(stderr, "shardlens-graph: --input takes NAME=D0,D1,...[:DTYPE], e.g. idx=1,128:int64\n");
+        return 2;
+      }
+      options.inputs.push_back(spec);
+    } else if (a == "--format") {
+      auto v = value();
+      if (!v || (*v != "json" && *v != "text")) {
+        std::fprintf(stderr, "shardlens-graph: --format must be json or text\n");
+        return 2;
+      }
+      format = *v;
+    } else if (a == "--no-graph") {
+      graph = false;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "shardlens-graph: unknown option '%s'\n%s", a.c_str(), kUsage);
+      return 2;
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      std::fprintf(stderr, "shardlens-graph: more than one FILE given\n");
+      return 2;
+    }
+  }
+  if (file.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  std::string error;
+  auto model = shardlens::torchgraph::load_torchscript(file, error);
+  if (!model) {
+    std::fprintf(stderr, "shardlens-graph: %s\n", error.c_str());
+    return 1;
+  }
+  std::optional<shardlens::torchgraph::ExactGraph> g;
+  if (graph) {
+    // Inputs given by name or by position.
+    g = shardlens::torchgraph::evaluate_forward(*model, options);
+  }
+  if (format == "json") std::cout << shardlens::torchgraph::graph_to_json(*model, g ? &*g : nullptr).dump() << "\n";
+  else std::cout << shardlens::torchgraph::graph_to_text(*model, g ? &*g : nullptr);
+  return 0;
+}

@@ -1,0 +1,588 @@
+// `shardlens export`, `shardlens graph` and `shardlens plan --graph`: the exact graph through
+// PyTorch (the export helper, run by the user's Python) and LibTorch (shardlens-graph, a child
+// process). shardlens itself links neither.
+#include "cli_torch.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+#include "cli.h"
+#include "ir/ir_json.h"
+#include "ir/ir_text.h"
+#include "plan/plan.h"
+#include "plan/plan_output.h"
+#include "python/extractor.h"
+#include "python/value_locator.h"
+#include "torch/exact_ir.h"
+#include "torch/export_runner.h"
+#include "torch/graph_client.h"
+
+namespace shardlens::cli {
+namespace {
+
+const char* kExportUsage =
+    "usage: shardlens export FILE.py [--model EXPR] [-o OUT.pt] [--python PATH] [--weights meta|random]\n"
+    "                        [--method auto|script|trace] [--batch N] [--seq N] [--format text|json]\n"
+    "  Builds FILE.py's root module with PyTorch (on the meta device unless --weights random) without\n"
+    "  running its __main__ block, and saves it as TorchScript (torch.jit.script; torch.jit.trace with an\n"
+    "  example input of --batch x --seq tokens when scripting fails). OUT.pt defaults to FILE.pt.\n"
+    "  Exit status: 0 written; 1 FILE unreadable; 2 usage; 3 no Python with torch (or no helper);\n"
+    "  4 the script raised; 5 no root module found; 6 scripting and tracing both failed; 7 OUT not written.\n";
+
+const char* kGraphUsage =
+    "usage: shardlens graph FILE.pt [--format json|text|dataflow] [--batch N] [--seq N] [--phase prefill|decode]\n"
+    "                       [--spatial HxW] [--input NAME=D0,D1,...[:DTYPE] ...] [--script FILE.py] [--no-cache]\n"
+    "  The exact graph of a TorchScript file (runs shardlens-graph; answers are cached by content):\n"
+    "  json = shardlens-graph's JSON (modules and parameters as `inspect --format json`, spans from the\n"
+    "  script the file was exported from), text = the module tree and parameters, dataflow = the ops\n"
+    "  as the planner reads them.\n";
+
+const char* kPlanGraphUsage =
+    "usage: shardlens plan FILE.py --graph FILE.pt [--model EXPR] [--mesh RxC|PRESET ...] [--strategy auto|tensor]\n"
+    "                      [--batch N] [--seq N] [--phase prefill|decode] [--dtype bf16|fp32|bfp8]\n"
+    "                      [--hardware wormhole|blackhole] [--format text|json] [--spatial HxW]\n"
+    "                      [--pin PARAM=LAYOUT ...] [--pin-output MODULE=LAYOUT ...] [--pins-only] [--no-cache]\n"
+    "  Plans on the exact graph (from `shardlens export`); FILE.py gives the source spans, and where its\n"
+    "  static analysis was blind the plan says so (diagnostics with code static-blind).\n";
+
+std::optional<int64_t> positive_int(const std::string& prog, const std::string& flag, const std::string& v) {
+  size_t used = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != v.size() || x <= 0) {
+    std::fprintf(stderr, "%s: %s must be a positive integer, not '%s'\n", prog.c_str(), flag.c_str(), v.c_str());
+    return std::nullopt;
+  }
+  return x;
+}
+
+std::string default_output(const std::string& script) {
+  std::string base = script;
+  auto slash = base.rfind('/');
+  auto dot = base.rfind('.');
+  if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) base = base.substr(0, dot);
+  return base + ".pt";
+}
+
+std::string span_text(const std::string& text, const ir::Span& s) {
+  if (!s.valid()) return "";
+  size_t line = 1, pos = 0;
+  while (line < s.line && pos < text.size()) {
+    pos = text.find('\n', pos);
+    if (pos == std::string::npos) return "";
+    ++pos;
+    ++line;
+  }
+  size_t start = pos + s.column;
+  size_t end_pos = pos;
+  line = s.line;
+  while (line < s.end_line && end_pos < text.size()) {
+    end_pos = text.find('\n', end_pos);
+    if (end_pos == std::string::npos) return "";
+    ++end_pos;
+    ++line;
+  }
+  size_t end = end_pos + s.end_column;
+  if (start >= text.size() || end > text.size() || end <= start) return "";
+  return text.substr(start, end - start);
+}
+
+uint64_t fnv_text(const std::string& text) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// The exact IR of a graph answer with spans from `script_text` (when given).
+struct ExactModel {
+  torchgraph::ExactIR exact;
+  python::ExtractResult statics;
+  bool have_static = false;
+  std::vector<torchgraph::BlindSpot> blind;
+  std::vector<std::string> notes;
+};
+
+ExactModel exact_model(const nlohmann::json& graph, const std::string& script_file, const std::string& script_text,
+                       const python::ExtractOptions& extract) {
+  ExactModel m;
+  m.exact = torchgraph::exact_ir_from_json(graph);
+  if (!m.exact.ok) return m;
+  if (!script_file.empty()) {
+    python::ModelExtractor extractor(script_text, script_file);
+    m.statics = extractor.extract(extract);
+    m.have_static = m.statics.ok;
+    if (m.statics.ok) {
+      torchgraph::adopt_static_spans(m.exact.model, m.statics.model);
+      m.blind = torchgraph::compare_with_static(m.exact.model, m.statics.model);
+    } else {
+      m.notes.push_back("the static analysis of " + script_file + " found no model (" + m.statics.error +
+                        "): no source spans for modules and parameters");
+    }
+    m.exact.model.source = script_file;
+    const auto& e = graph.contains("export") ? graph["export"] : nlohmann::json();
+    if (e.is_object() && e.contains("source_fnv1a64") &&
+        e["source_fnv1a64"].get<std::string>() != torchgraph::hex64(fnv_text(script_text)))
+      m.notes.push_back(script_file + " changed since it was exported: the exact graph may be stale (run shardlens export again)");
+  }
+  return m;
+}
+
+bool file_exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace
+
+bool wants_graph(const std::vector<std::string>& args) {
+  for (auto& a : args)
+    if (a == "--graph" || a.rfind("--graph=", 0) == 0) return true;
+  return false;
+}
+
+int run_export(const std::vector<std::string>& args) {
+  torchgraph::ExportRequest req;
+  std::string format = "text";
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    std::string inline_value;
+    bool has_inline = false;
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
+      inline_value = a.substr(a.find('=') + 1);
+      a = a.substr(0, a.find('='));
+      has_inline = true;
+    }
+    auto value = [&]() -> std::optional<std::string> {
+      if (has_inline) return inline_value;
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "shardlens export: %s needs a value\n%s", a.c_str(), kExportUsage);
+        return std::nullopt;
+      }
+      return args[++i];
+    };
+    if (a == "--model" || a == "-o" || a == "--output" || a == "--python" || a == "--weights" || a == "--method" ||
+        a == "--format") {
+      auto v = value();
+      if (!v) return 2;
+      if (a == "--model") req.model_expression = *v;
+      else if (a == "-o" || a == "--output") req.output = *v;
+      else if (a == "--python") req.python = *v;
+      else if (a == "--weights") {
+        if (*v != "meta" && *v != "random") {
+          std::fprintf(stderr, "shardlens export: --weights must be meta or random, not '%s'\n", v->c_str());
+          return 2;
+        }
+        req.weights = *v;
+      } else if (a == "--method") {
+        if (*v != "auto" && *v != "script" && *v != "trace") {
+          std::fprintf(stderr, "shardlens export: --method must be auto, script or trace, not '%s'\n", v->c_str());
+          return 2;
+        }
+        req.method = *v;
+      } else {
+        if (*v != "text" && *v != "json") {
+          std::fprintf(stderr, "shardlens export: --format must be text or json, not '%s'\n", v->c_str());
+          return 2;
+        }
+        format = *v;
+      }
+    } else if (a == "--batch" || a == "--seq") {
+      auto v = value();
+      if (!v) return 2;
+      auto n = positive_int("shardlens export", a, *v);
+      if (!n) return 2;
+      (a == "--batch" ? req.batch : req.seq) = *n;
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(kExportUsage, stdout);
+      return 0;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "shardlens export: unknown option '%s'\n%s", a.c_str(), kExportUsage);
+      return 2;
+    } else if (req.script.empty()) {
+      req.script = a;
+    } else {
+      std::fprintf(stderr, "shardlens export: more than one FILE given ('%s', '%s')\n", req.script.c_str(), a.c_str());
+      return 2;
+    }
+  }
+  if (req.script.empty()) {
+    std::fputs(kExportUsage, stderr);
+    return 2;
+  }
+  std::string text, error;
+  if (!read_file(req.script, text, error)) {
+    std::fprintf(stderr, "shardlens export: %s\n", error.c_str());
+    return 1;
+  }
+  if (req.output.empty()) req.output = default_output(req.script);
+  // The static front end's root, so that both front ends build the same model: its expression and
+  // the text that constructs it (an instance made inside __main__, which the export does not run).
+  if (req.model_expression.empty()) {
+    python::ModelExtractor extractor(text, req.script);
+    auto statics = extractor.extract();
+    if (statics.ok) {
+      if (!statics.model.root_expression.empty()) req.root_hints.push_back(statics.model.root_expression);
+      if (!statics.model.modules.empty()) {
+        std::string construct = span_text(text, statics.model.modules[0].span);
+        if (!construct.empty() && construct != statics.model.root_expression) req.root_hints.push_back(construct);
+      }
+    }
+  }
+  auto r = torchgraph::run_export(req);
+  if (!r.ok) {
+    std::fprintf(stderr, "shardlens export: %s: %s\n", req.script.c_str(), r.message.c_str());
+    if (format == "json")
+      std::cout << nlohmann::json{{"ok", false}, {"kind", r.kind}, {"message", r.message}, {"python", r.python}}.dump(2) << "\n";
+    return static_cast<int>(r.failure);
+  }
+  if (format == "json") {
+    auto j = r.result;
+    j["python"] = r.python;
+    j["export_ms"] = r.ms;
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::string method = r.result.value("method", "");
+  std::printf("exported %s (%s, %s) to %s in %.1f s with %s\n", r.result.value("model", "").c_str(),
+              method == "script" ? "scripted" : "traced", req.weights == "meta" ? "meta tensors" : "random weights",
+              req.output.c_str(), r.ms / 1000.0, r.python.c_str());
+  std::printf("root: %s; %d parameters\n", r.result.value("root", "").c_str(), r.result.value("parameters", 0));
+  for (auto& n : r.result.value("notes", nlohmann::json::array())) std::printf("note: %s\n", n.get<std::string>().c_str());
+  return 0;
+}
+
+int run_graph(const std::vector<std::string>& args) {
+  torchgraph::GraphRequest req;
+  torchgraph::GraphClientOptions client;
+  std::string format = "json", script;
+  plan::Workload workload;
+  bool tokens_given = false;
+  int64_t tokens = 1;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "shardlens graph: %s needs a value\n%s", a.c_str(), kGraphUsage);
+        return std::nullopt;
+      }
+      return args[++i];
+    };
+    if (a == "--format") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v != "json" && *v != "text" && *v != "dataflow") {
+        std::fprintf(stderr, "shardlens graph: --format must be json, text or dataflow, not '%s'\n", v->c_str());
+        return 2;
+      }
+      format = *v;
+    } else if (a == "--batch" || a == "--seq" || a == "--tokens") {
+      auto v = value();
+      if (!v) return 2;
+      auto n = positive_int("shardlens graph", a, *v);
+      if (!n) return 2;
+      if (a == "--batch") workload.batch = *n;
+      else if (a == "--seq") workload.seq = *n;
+      else {
+        tokens = *n;
+        tokens_given = true;
+      }
+    } else if (a == "--phase") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v != "prefill" && *v != "decode") {
+        std::fprintf(stderr, "shardlens graph: --phase must be prefill or decode, not '%s'\n", v->c_str());
+        return 2;
+      }
+      workload.phase = *v == "prefill" ? plan::Phase::Prefill : plan::Phase::Decode;
+    } else if (a == "--spatial") {
+      auto v = value();
+      if (!v) return 2;
+      auto x = v->find('x');
+      auto h = x == std::string::npos ? std::nullopt : positive_int("shardlens graph", a, v->substr(0, x));
+      auto w = h ? positive_int("shardlens graph", a, v->substr(x + 1)) : std::nullopt;
+      if (!h || !w) return 2;
+      req.spatial[0] = *h;
+      req.spatial[1] = *w;
+    } else if (a == "--input") {
+      auto v = value();
+      if (!v) return 2;
+      req.inputs.push_back(*v);
+    } else if (a == "--script") {
+      auto v = value();
+      if (!v) return 2;
+      script = *v;
+    } else if (a == "--no-cache") {
+      client.use_cache = false;
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(kGraphUsage, stdout);
+      return 0;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "shardlens graph: unknown option '%s'\n%s", a.c_str(), kGraphUsage);
+      return 2;
+    } else if (req.file.empty()) {
+      req.file = a;
+    } else {
+      std::fprintf(stderr, "shardlens graph: more than one FILE given\n");
+      return 2;
+    }
+  }
+  if (req.file.empty()) {
+    std::fputs(kGraphUsage, stderr);
+    return 2;
+  }
+  req.batch = workload.batch;
+  req.tokens = tokens_given ? tokens : workload.tokens_per_forward();
+  auto r = torchgraph::fetch_graph(req, client);
+  if (!r.ok) {
+    std::fprintf(stderr, "shardlens graph: %s\n", r.error.c_str());
+    return r.error.rfind("no such file", 0) == 0 || r.exit_code == 1 ? 1 : 3;
+  }
+  // Spans from the script the file was exported from (or --script).
+  if (script.empty() && r.json.value("source", "") != "" && file_exists(r.json.value("source", ""))) script = r.json.value("source", "");
+  std::string text, error;
+  if (!script.empty() && !read_file(script, text, error)) {
+    std::fprintf(stderr, "shardlens graph: %s\n", error.c_str());
+    return 1;
+  }
+  python::ExtractOptions extract;
+  extract.model_expression = "";
+  if (!r.json.value("root", "").empty() && r.json.value("root", "").find('(') != std::string::npos)
+    extract.model_expression = r.json.value("root", "");
+  auto m = exact_model(r.json, script, text, extract);
+  if (!m.exact.ok) {
+    std::fprintf(stderr, "shardlens graph: %s\n", m.exact.error.c_str());
+    return 1;
+  }
+  if (format == "json") {
+    nlohmann::json j = r.json;
+    auto spans = ir::to_json(m.exact.model);
+    for (const char* key : {"modules", "parameters", "buffers"})
+      if (j.contains(key) && spans.contains(key) && j[key].size() == spans[key].size())
+        for (size_t i = 0; i < j[key].size(); ++i) j[key][i]["span"] = spans[key][i]["span"];
+    for (auto& n : m.notes) j["notes"].push_back(n);
+    j["cached"] = r.from_cache;
+    std::cout << j.dump(1) << "\n";
+  } else if (format == "text") {
+    std::cout << ir::to_text(m.exact.model);
+    for (auto& n : m.notes) std::cout << "note: " << n << "\n";
+  } else {
+    std::cout << ir::dataflow_to_text(m.exact.model);
+    if (!m.exact.model.dataflow.error.empty()) std::cout << "error: " << m.exact.model.dataflow.error << "\n";
+  }
+  return 0;
+}
+
+int run_plan_graph(const std::vector<std::string>& args) {
+  std::string file, model_expr, format = "text", graph_file;
+  plan::PlanOptions options;
+  torchgraph::GraphRequest req;
+  torchgraph::GraphClientOptions client;
+  const std::string prog = "shardlens plan";
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    std::string inline_value;
+    bool has_inline = false;
+    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos && a.rfind("--pin", 0) != 0) {
+      inline_value = a.substr(a.find('=') + 1);
+      a = a.substr(0, a.find('='));
+      has_inline = true;
+    }
+    auto value = [&]() -> std::optional<std::string> {
+      if (has_inline) return inline_value;
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "shardlens plan: %s needs a value\n%s", a.c_str(), kPlanGraphUsage);
+        return std::nullopt;
+      }
+      return args[++i];
+    };
+    if (a == "--graph") {
+      auto v = value();
+      if (!v) return 2;
+      graph_file = *v;
+    } else if (a == "--model") {
+      auto v = value();
+      if (!v) return 2;
+      model_expr = *v;
+    } else if (a == "--mesh") {
+      auto v = value();
+      if (!v) return 2;
+      std::string error;
+      auto m = plan::parse_mesh(*v, error);
+      if (!m) {
+        std::fprintf(stderr, "shardlens plan: %s\n", error.c_str());
+        return 2;
+      }
+      options.meshes.push_back(*m);
+    } else if (a == "--strategy") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v == "auto") options.strategy = plan::StrategyMode::Auto;
+      else if (*v == "tensor") options.strategy = plan::StrategyMode::Tensor;
+      else {
+        std::fprintf(stderr, "shardlens plan: --strategy must be auto or tensor, not '%s'\n", v->c_str());
+        return 2;
+      }
+    } else if (a == "--batch" || a == "--seq") {
+      auto v = value();
+      if (!v) return 2;
+      auto n = positive_int(prog, a, *v);
+      if (!n) return 2;
+      (a == "--batch" ? options.workload.batch : options.workload.seq) = *n;
+    } else if (a == "--phase") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v == "prefill") options.workload.phase = plan::Phase::Prefill;
+      else if (*v == "decode") options.workload.phase = plan::Phase::Decode;
+      else {
+        std::fprintf(stderr, "shardlens plan: --phase must be prefill or decode, not '%s'\n", v->c_str());
+        return 2;
+      }
+    } else if (a == "--dtype") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v != "bf16" && *v != "fp32" && *v != "bfp8") {
+        std::fprintf(stderr, "shardlens plan: --dtype must be bf16, fp32 or bfp8, not '%s'\n", v->c_str());
+        return 2;
+      }
+      options.workload.dtype = *v;
+    } else if (a == "--hardware") {
+      auto v = value();
+      if (!v) return 2;
+      options.hardware = plan::find_hardware(*v);
+      if (!options.hardware) {
+        std::fprintf(stderr, "shardlens plan: --hardware must be wormhole or blackhole, not '%s'\n", v->c_str());
+        return 2;
+      }
+    } else if (a == "--format") {
+      auto v = value();
+      if (!v) return 2;
+      if (*v != "text" && *v != "json") {
+        std::fprintf(stderr, "shardlens plan: --format must be text or json, not '%s'\n", v->c_str());
+        return 2;
+      }
+      format = *v;
+    } else if (a == "--spatial") {
+      auto v = value();
+      if (!v) return 2;
+      auto x = v->find('x');
+      auto h = x == std::string::npos ? std::nullopt : positive_int(prog, a, v->substr(0, x));
+      auto w = h ? positive_int(prog, a, v->substr(x + 1)) : std::nullopt;
+      if (!h || !w) {
+        std::fprintf(stderr, "shardlens plan: --spatial must be HxW with positive integers, e.g. 64x64\n");
+        return 2;
+      }
+      req.spatial[0] = *h;
+      req.spatial[1] = *w;
+    } else if (a == "--pin" || a == "--pin-output") {
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "shardlens plan: %s needs NAME=LAYOUT\n", a.c_str());
+        return 2;
+      }
+      std::string v = args[++i];
+      auto eq = v.find('=');
+      if (eq == std::string::npos) {
+        std::fprintf(stderr, "shardlens plan: %s takes NAME=LAYOUT, not '%s'\n", a.c_str(), v.c_str());
+        return 2;
+      }
+      (a == "--pin" ? options.pinned_parameters : options.pinned_outputs)[v.substr(0, eq)] = v.substr(eq + 1);
+    } else if (a == "--pins-only") {
+      options.evaluate_pins_only = true;
+    } else if (a == "--no-cache") {
+      client.use_cache = false;
+    } else if (a == "--emit" || a == "--emit-apply") {
+      std::fprintf(stderr, "shardlens plan: --emit is not yet supported with --graph; plan without --graph to emit code\n");
+      return 2;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "shardlens plan: unknown option '%s'\n%s", a.c_str(), kPlanGraphUsage);
+      return 2;
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      std::fprintf(stderr, "shardlens plan: more than one FILE given ('%s', '%s')\n", file.c_str(), a.c_str());
+      return 2;
+    }
+  }
+  if (file.empty() || graph_file.empty()) {
+    std::fputs(kPlanGraphUsage, stderr);
+    return 2;
+  }
+  if (options.meshes.empty()) {
+    std::string error;
+    options.meshes.push_back(*plan::parse_mesh("t3k", error));
+  }
+  std::string text, error;
+  if (!read_file(file, text, error)) {
+    std::fprintf(stderr, "shardlens plan: %s\n", error.c_str());
+    return 1;
+  }
+  req.file = graph_file;
+  req.batch = options.workload.batch;
+  req.tokens = options.workload.tokens_per_forward();
+  auto g = torchgraph::fetch_graph(req, client);
+  if (!g.ok) {
+    std::fprintf(stderr, "shardlens plan: %s\n", g.error.c_str());
+    return g.error.rfind("no such file", 0) == 0 || g.exit_code == 1 ? 1 : 3;
+  }
+  python::ExtractOptions extract;
+  extract.model_expression = model_expr;
+  if (model_expr.empty() && g.json.value("root", "").find('(') != std::string::npos) extract.model_expression = g.json.value("root", "");
+  extract.trace_forward = true;
+  extract.workload.batch = options.workload.batch;
+  extract.workload.tokens = options.workload.tokens_per_forward();
+  extract.workload.spatial[0] = req.spatial[0];
+  extract.workload.spatial[1] = req.spatial[1];
+  auto m = exact_model(g.json, file, text, extract);
+  if (!m.exact.ok) {
+    std::fprintf(stderr, "shardlens plan: %s: %s\n", graph_file.c_str(), m.exact.error.c_str());
+    return 1;
+  }
+  ir::ModelIR& model = m.exact.model;
+  for (auto& [name, layout] : options.pinned_parameters) {
+    bool known = false;
+    for (auto& p : model.parameters) known |= p.name == name;
+    if (!known) {
+      std::fprintf(stderr, "shardlens plan: --pin %s: the model has no parameter of that name\n", name.c_str());
+      return 2;
+    }
+  }
+  for (auto& [name, layout] : options.pinned_outputs) {
+    bool known = false;
+    for (auto& mod : model.modules) known |= mod.name == name;
+    if (!known) {
+      std::fprintf(stderr, "shardlens plan: --pin-output %s: the model has no module of that name\n", name.c_str());
+      return 2;
+    }
+  }
+  options.locate = [&text](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
+    ir::Span s = python::locate_value(text, keys, value);
+    return s.valid() ? s : fallback;
+  };
+  auto result = plan::plan_model(model, options);
+  if (!result.ok) {
+    std::fprintf(stderr, "shardlens plan: %s: %s\n", file.c_str(), result.error.c_str());
+    return 1;
+  }
+  std::string method = m.exact.method == "trace" ? "traced" : m.exact.method == "script" ? "scripted" : "TorchScript";
+  result.notes.insert(result.notes.begin(), "planned on the exact graph of " + graph_file + " (" + method + "; " +
+                                                std::to_string(model.dataflow.ops.size()) + " ops)" +
+                                                (m.blind.empty() ? "; the static analysis agrees with it"
+                                                                 : "; " + std::to_string(m.blind.size()) +
+                                                                       " place(s) where the static analysis was blind"));
+  for (auto& n : m.notes) result.notes.push_back(n);
+  for (auto& b : m.blind) result.diagnostics.push_back({"static-blind", "information", b.message, b.span, ""});
+  if (format == "json") std::cout << plan::to_json(result, model, options).dump(2) << "\n";
+  else std::cout << plan::to_text(result, model, options);
+  return 0;
+}
+
+}  // namespace shardlens::cli
