@@ -58,7 +58,7 @@ void add_plan_findings(DocumentAnalysis& a) {
     Finding f;
     f.code = d.code;
     f.severity = d.severity;
-    f.message = d.message;
+    f.message = (a.plan.meshes.size() > 1 && !d.mesh.empty() ? "[" + d.mesh + "] " : "") + d.message;
     if (d.span.valid()) {
       f.start = a.offset_of(d.span, false);
       f.end = std::max(f.start, a.offset_of(d.span, true));

@@ -176,7 +176,7 @@ struct Document {
   std::vector<ByteEdit> pending_edits;  // since the last job
   bool reset = true;
   int submitted_version = -1;
-  bool submitted_settings_current = false;
+  Settings wanted_settings;  // what the next answer must be computed with
   std::optional<Clock::time_point> due;
   std::shared_ptr<const DocumentAnalysis> analysis;
   std::vector<ParkedRequest> parked;
@@ -220,7 +220,7 @@ class Server {
         else if (std::holds_alternative<ReaderEnd>(*event)) {
           log(1, "client closed the stream");
           reader_ended = true;
-          exit_code_ = shutdown_ ? 0 : 1;
+          exit_code_ = 1;  // a session ends with `exit`; a hang-up is an error even after shutdown
         } else if (auto* d = std::get_if<AnalysisDone>(&*event)) on_analysis(d->uri, d->analysis);
       }
       fire_timers();
@@ -433,12 +433,20 @@ class Server {
     base_settings_ = s;
   }
 
+  // Requests after this point are answered with the new settings (they wait for the re-plan).
   void settings_changed() {
-    Settings before = base_settings_;
     rebuild_base_settings();
-    for (auto& [uri, doc] : documents_)
-      if (effective_settings(doc) != (doc.analysis ? doc.analysis->settings : Settings{}) || !(before == base_settings_))
-        schedule(doc, 0);
+    for (auto& [uri, doc] : documents_) {
+      Settings now = effective_settings(doc);
+      if (now == doc.wanted_settings) continue;
+      doc.wanted_settings = now;
+      doc.submitted_version = -1;
+      schedule(doc, 0);
+    }
+  }
+
+  bool current(const Document& doc) const {
+    return doc.analysis && doc.analysis->version == doc.version && doc.analysis->settings == doc.wanted_settings;
   }
 
   // pyproject.toml below the client's settings, per document directory (cached by path + mtime).
@@ -578,6 +586,7 @@ class Server {
     job.edits = std::move(doc.pending_edits);
     job.reset = doc.reset;
     job.settings = effective_settings(doc);
+    doc.wanted_settings = job.settings;
     doc.pending_edits.clear();
     doc.reset = false;
     doc.submitted_version = doc.version;
@@ -624,7 +633,7 @@ class Server {
     if (it == documents_.end()) return;
     Document& doc = it->second;
     if (!doc.analysis || analysis->version >= doc.analysis->version) doc.analysis = analysis;
-    if (analysis->version != doc.version) return;  // stale: a newer job is coming
+    if (!current(doc)) return;  // stale: a newer job is coming
     if (doc.submitted_version == doc.version && !doc.due) end_progress(doc);
     log(1, "analysed " + uri + " v" + std::to_string(analysis->version) + " in " + std::to_string(analysis->analysis_ms) + " ms");
     json params = {{"uri", uri}, {"diagnostics", diagnostics_json(*analysis, encoding_)}};
@@ -637,7 +646,7 @@ class Server {
 
   // ---- requests on analysed documents ---------------------------------------------------------
   void answer_or_park(Document& doc, ParkedRequest request) {
-    if (doc.analysis && doc.analysis->version == doc.version) return answer(doc, request);
+    if (current(doc)) return answer(doc, request);
     doc.parked.push_back(std::move(request));
     if (doc.submitted_version != doc.version) schedule(doc, 0);
   }

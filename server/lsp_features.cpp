@@ -144,6 +144,28 @@ std::string mesh_heading(const plan::MeshPlan& mp) {
   return "**" + mp.mesh.shape_string() + (mp.mesh.preset.empty() ? "" : " (" + mp.mesh.preset + ")") + "**";
 }
 
+// Hover on a parameter created directly (`self.weight = nn.Parameter(...)`): every instance of it.
+std::optional<std::string> parameter_hover(const DocumentAnalysis& a, uint32_t line) {
+  std::vector<const ir::Parameter*> params;
+  for (auto& p : a.model.parameters)
+    if (p.span.valid() && p.span.line <= line && line <= p.span.end_line) params.push_back(&p);
+  if (params.empty()) return std::nullopt;
+  std::vector<std::string> names;
+  for (auto* p : params) names.push_back(p->name);
+  std::string md = "### " + code_span(pattern_of(names)) + " " + shape_string(params[0]->shape) +
+                   (params.size() > 1 ? " × " + std::to_string(params.size()) : "") + "\n";
+  for (auto& mp : a.plan.meshes) {
+    const plan::ParameterLayout* l = nullptr;
+    for (auto& x : mp.parameters)
+      if (x.name == params[0]->name) l = &x;
+    if (!l) continue;
+    auto spec = l->spec();
+    md += "\n" + mesh_heading(mp) + ": **" + std::string(l->layout) + "**" + (spec ? " " + code_span(python_spec(*spec)) : "") +
+          ", per device " + shape_string(per_device_shape(*params[0], *l, mp.mesh)) + "\n\n- why: " + std::string(l->why) + "\n";
+  }
+  return md;
+}
+
 // Hover on a layer: the modules constructed by the expression on this line.
 std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line) {
   const ir::Span* best = nullptr;
@@ -162,7 +184,7 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
   for (auto& mp : a.plan.meshes)
     for (auto& c : mp.collectives)
       if (c.span.valid() && c.span.line <= line && line <= c.span.end_line) forward_collectives = true;
-  if (group.empty() && !forward_collectives) return std::nullopt;
+  if (group.empty() && !forward_collectives) return parameter_hover(a, line);
 
   std::string md;
   std::string pattern;
@@ -218,6 +240,29 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
   return md;
 }
 
+// The whole model per mesh: totals, collectives by kind, the memory fallback, rejected alternatives.
+std::string model_summary(const DocumentAnalysis& a) {
+  std::string md;
+  for (auto& mp : a.plan.meshes) {
+    md += "\n" + mesh_heading(mp) + " — " + mp.mode + "\n\n";
+    md += "- " + std::to_string(mp.totals.collectives) + " collectives · " + plan::format_bytes(mp.totals.bytes) + " · " +
+          plan::format_us(mp.totals.ccl_us) + " of collectives per forward; estimate " + plan::format_us(mp.totals.est_time_us) +
+          " per forward, " + plan::format_bytes(mp.totals.memory_per_device_bytes) + " per device\n";
+    md += "- " + tally(mp, "", 1).kinds() + "\n";
+    if (mp.memory_fallback) md += "- ⚠ memory fallback: the fastest layout does not fit in device DRAM\n";
+    if (!mp.alternatives.empty()) md += "\nRejected:\n" + alternatives_markdown(mp, 4);
+  }
+  return md;
+}
+
+// Hover on the statement that builds the model (`model = GPT(GPTConfig())`).
+std::optional<std::string> instance_hover(const DocumentAnalysis& a, uint32_t line) {
+  const ir::Module& root = a.model.modules[0];
+  if (!root.span.valid() || line < root.span.line || line > root.span.end_line) return std::nullopt;
+  return "### " + code_span(a.model.root_expression.empty() ? root.class_name : a.model.root_expression) + " — " + root.class_name + ", " +
+         std::to_string(a.model.parameters.size()) + " parameter tensors\n" + model_summary(a);
+}
+
 std::optional<std::string> class_hover(const DocumentAnalysis& a, uint32_t line) {
   std::string text = line_text(a, line);
   static const std::regex class_line(R"(^\s*class\s+([A-Za-z_][A-Za-z0-9_]*))");
@@ -234,18 +279,9 @@ std::optional<std::string> class_hover(const DocumentAnalysis& a, uint32_t line)
   std::string pattern = root ? "" : pattern_of(names);
   std::string md = "### " + code_span(name) + " — " + std::to_string(instances.size()) + " instance" +
                    (instances.size() == 1 ? "" : "s") + (root ? " (the model)" : " (" + code_span(pattern) + ")") + "\n";
+  if (root) return md + model_summary(a);
   for (auto& mp : a.plan.meshes) {
-    md += "\n" + mesh_heading(mp) + (root ? " — " + mp.mode : "") + "\n\n";
-    if (root) {
-      md += "- " + std::to_string(mp.totals.collectives) + " collectives · " + plan::format_bytes(mp.totals.bytes) + " · " +
-            plan::format_us(mp.totals.ccl_us) + " of collectives per forward; estimate " + plan::format_us(mp.totals.est_time_us) +
-            " per forward, " + plan::format_bytes(mp.totals.memory_per_device_bytes) + " per device\n";
-      Tally t = tally(mp, "", 1);
-      md += "- " + t.kinds() + "\n";
-      if (mp.memory_fallback) md += "- ⚠ memory fallback: the fastest layout does not fit in device DRAM\n";
-      if (!mp.alternatives.empty()) md += "\nRejected:\n" + alternatives_markdown(mp, 4);
-      continue;
-    }
+    md += "\n" + mesh_heading(mp) + "\n\n";
     for (auto& c : mp.components) {
       if (c.class_name != name) continue;
       Tally t = tally(mp, c.module, c.count);
@@ -323,6 +359,7 @@ json hover_json(const DocumentAnalysis& a, size_t offset, protocol::PositionEnco
   std::string text = line_text(a, line);
   if (text.find_first_not_of(" \t\r") == std::string::npos) return nullptr;
   std::optional<std::string> md = class_hover(a, line);
+  if (!md) md = instance_hover(a, line);
   if (!md) md = layer_hover(a, line);
   if (!md) md = config_hover(a, line);
   if (!md) return nullptr;

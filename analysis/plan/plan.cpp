@@ -295,7 +295,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
   for (auto& n : flow.notes) result.notes.push_back(n);
   if (!flow.error.empty())
     result.diagnostics.push_back({"trace-incomplete", "warning",
-                                  "forward() was only partly traced (" + flow.error + "): the plan covers what was seen", model.modules[0].span});
+                                  "forward() was only partly traced (" + flow.error + "): the plan covers what was seen", model.modules[0].span, ""});
   // Unknown ops: the planner keeps tensors whole around them.
   std::set<std::string> unknown_seen;
   for (auto& op : flow.ops)
@@ -303,13 +303,23 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       result.diagnostics.push_back({"unknown-op", "information",
                                     "'" + op.name + "' is not understood by the planner (" + op.detail +
                                         "): tensors stay replicated through it, which may cost gathers",
-                                    op.span});
+                                    op.span, ""});
 
   phase("diagnostics (unknown ops)");
   const Hardware& hw = *options.hardware;
   auto preferred = std::make_shared<std::unordered_map<int, Spec>>();  // layouts chosen on the first mesh
   uint64_t preferred_hash = 0;
+  // Diagnostics raised while planning one mesh carry its shape (messages stay unambiguous when
+  // several meshes are planned).
+  size_t tagged = result.diagnostics.size();
+  std::string current_mesh;
+  auto tag_mesh = [&]() {
+    for (; tagged < result.diagnostics.size(); ++tagged)
+      if (result.diagnostics[tagged].mesh.empty()) result.diagnostics[tagged].mesh = current_mesh;
+  };
   for (const Mesh& mesh : options.meshes) {
+    tag_mesh();
+    current_mesh = mesh.shape_string();
     phase("other");
     MeshPlan mp;
     mp.mesh = mesh;
@@ -343,7 +353,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     for (int i = 0; i < static_cast<int>(modes.size()); ++i)
       if (modes[i].feasible && (best < 0 || modes[i].sol.cost < modes[best].sol.cost)) best = i;
     if (best < 0) {
-      result.diagnostics.push_back({"infeasible", "error", "no layout satisfies the constraints on mesh " + mesh.shape_string(), {}});
+      result.diagnostics.push_back({"infeasible", "error", "no layout satisfies the constraints on mesh " + mesh.shape_string(), {}, ""});
       result.meshes.push_back(mp);
       continue;
     }
@@ -417,14 +427,14 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
                           format_bytes(chosen.totals.memory_per_device_bytes) + " per device) that is " + format_us(slower) +
                           " slower per forward (" + std::to_string(chosen.totals.collectives) + " collectives instead of " +
                           std::to_string(fast.totals.collectives) + ")";
-        result.diagnostics.push_back({"memory-fallback", "warning", msg, model.modules[0].span});
+        result.diagnostics.push_back({"memory-fallback", "warning", msg, model.modules[0].span, ""});
         mp.notes.push_back(msg);
       } else {
         result.diagnostics.push_back({"memory-does-not-fit", "error",
                                       "no layout on " + mesh.shape_string() + " fits in " + format_bytes(dram) +
                                           " per device (the smallest layout needs " + format_bytes(chosen.totals.memory_per_device_bytes) +
                                           "); use more devices or a smaller dtype",
-                                      model.modules[0].span});
+                                      model.modules[0].span, ""});
       }
     }
     mp.mode = mesh.rows > 1 ? chosen.name : "tensor / sequence / data choices on 'model'";
@@ -549,7 +559,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         int op = chosen.ev.param_op[r];
         d.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel);
         d.writable = !(expert_parallel || spec.kind == kSegments);
-        if (spec.kind == kSharded) d.sharded_dim = spec.dim;
+        if (spec.kind == kSharded || spec.kind == kSegments) d.sharded_dim = spec.dim;  // segments: for per-device shapes
         std::string why_key(d.layout);
         if (d.layout == "replicated") {
           if (op < 0) why_key = "replicated-unused";
@@ -691,7 +701,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     };
     std::set<std::string> said;
     auto diag = [&](const std::string& code, const std::string& severity, const std::string& msg, ir::Span span) {
-      if (said.insert(code + msg).second) result.diagnostics.push_back({code, severity, msg, span});
+      if (said.insert(code + msg).second) result.diagnostics.push_back({code, severity, msg, span, ""});
     };
     for (size_t i = 0; i < flow.ops.size(); ++i) {
       const auto& op = flow.ops[i];
@@ -764,6 +774,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
              locate({"expert"}, op.sizes[0], model.modules[op.module].span));
     }
   }
+  tag_mesh();
 
   phase("divisibility diagnostics");
   // One layout for every mesh when possible.

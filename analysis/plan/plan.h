@@ -44,7 +44,7 @@ struct ParameterLayout {
   std::string_view layout;  // replicated | column | row | column_segments | vocab | hidden | expert | sequence | batch
   bool writable = true;   // false: the layout cannot be written as a spec on the parameter as it is
   int rank = 0;
-  int sharded_dim = -1;   // the dim split over `axes` (-1: none)
+  int sharded_dim = -1;   // the dim split over `axes` (-1: none); also set for column_segments (not writable)
   const std::vector<std::string>* axes = nullptr;  // ("model") or ("batch", "model"); owned by the planner
   ir::Span span;
   std::string_view why;   // static text
@@ -108,6 +108,7 @@ struct Diagnostic {
   std::string severity;  // error | warning | information
   std::string message;
   ir::Span span;
+  std::string mesh;      // "1x32" when raised for one mesh, "" for the whole model
 };
 
 struct MeshPlan {

@@ -100,7 +100,7 @@ nlohmann::json to_json(const PlanResult& r, const ir::ModelIR& model, const Plan
   }
   j["diagnostics"] = nlohmann::json::array();
   for (auto& d : r.diagnostics)
-    j["diagnostics"].push_back({{"code", d.code}, {"severity", d.severity}, {"message", d.message}, {"span", span_json(d.span)}});
+    j["diagnostics"].push_back({{"code", d.code}, {"severity", d.severity}, {"message", d.message}, {"span", span_json(d.span)}, {"mesh", d.mesh}});
   j["notes"] = r.notes;
   j["inputs"] = model.dataflow.input_descriptions;
   j["plan_ms"] = r.plan_ms;
