@@ -1076,8 +1076,9 @@ std::vector<BlindSpot> compare_with_static(const ir::ModelIR& exact, const ir::M
                        it->second->span.valid() ? it->second->span : p.span});
     }
   }
-  if (missing > 5) out.push_back({std::to_string(missing - 5) + " more parameters the static analysis did not find", {}});
-  if (wrong > 5) out.push_back({std::to_string(wrong - 5) + " more parameter shapes the static analysis got wrong", {}});
+  ir::Span root_span = static_model.modules.empty() ? ir::Span{} : static_model.modules[0].span;
+  if (missing > 5) out.push_back({std::to_string(missing - 5) + " more parameters the static analysis did not find", root_span});
+  if (wrong > 5) out.push_back({std::to_string(wrong - 5) + " more parameter shapes the static analysis got wrong", root_span});
   // The forward: whether the static trace got through, ops it could not follow.
   const auto& sflow = static_model.dataflow;
   if (!sflow.traced) {
@@ -1137,6 +1138,9 @@ std::vector<BlindSpot> compare_with_static(const ir::ModelIR& exact, const ir::M
       if (!reported.insert(pattern + "/" + ir::op_kind_name(kind)).second) continue;
       ir::Span span;
       if (auto mi = smodules.find(module); mi != smodules.end()) span = static_model.modules[mi->second].span;
+      if (!span.valid())
+        for (const auto& m : exact.modules)
+          if (m.name == module) span = m.span;  // the nearest module the static IR knows
       out.push_back({"in " + (module.empty() ? std::string("the root") : pattern) + " the static trace saw " + std::to_string(s) + " " +
                          ir::op_kind_name(kind) + " op(s), the exact graph " + std::to_string(n),
                      span});

@@ -112,7 +112,12 @@ def _install_sdpa(torch):
     # TorchScript reads a function's source through inspect: keep it where inspect finds it.
     import linecache
     linecache.cache["<shardlens_sdpa>"] = (len(SDPA_SOURCE), None, SDPA_SOURCE.splitlines(True), "<shardlens_sdpa>")
-    F.scaled_dot_product_attention = mod.scaled_dot_product_attention
+    # Compiled, so that a traced graph keeps it as one call (a Python function would dissolve into
+    # its matmuls and softmax); scripted models compile it either way.
+    try:
+        F.scaled_dot_product_attention = torch.jit.script(mod.scaled_dot_product_attention)
+    except Exception:  # noqa: BLE001 - fall back to the plain function
+        F.scaled_dot_product_attention = mod.scaled_dot_product_attention
     return True
 
 
@@ -545,12 +550,24 @@ def _export_one(torch, job, meta_mode):
         arity = _forward_arity(root)
         for what, x in _example_inputs(torch, root, batch, seq, int(job.get("spatial", 64)), device):
             try:
+                inline = getattr(torch._C, "_jit_set_inline_everything_mode", None)
                 with contextlib.redirect_stdout(sys.stderr), torch.no_grad():
                     inputs = (x,) + tuple(x for _ in range(max(0, arity - 1)))
-                    scripted = torch.jit.trace(root, inputs, check_trace=False)
+                    # Compiled functions the forward calls (the attention shim) stay calls.
+                    if inline:
+                        inline(False)
+                    try:
+                        scripted = torch.jit.trace(root, inputs, check_trace=False)
+                    finally:
+                        if inline:
+                            inline(True)
                 used = "trace"
+                # seq_dims: which dim of each input is the sequence (shardlens-graph puts the
+                # workload's tokens there); None for images.
+                seq_dim = 1 if what.startswith(("token ids", "features")) else None
                 example = {"what": what, "shapes": [list(i.shape) for i in inputs],
-                           "dtypes": [str(i.dtype).replace("torch.", "") for i in inputs]}
+                           "dtypes": [str(i.dtype).replace("torch.", "") for i in inputs],
+                           "batch": batch, "seq": seq, "seq_dims": [seq_dim for _ in inputs]}
                 break
             except BaseException as e:  # noqa: B902
                 errors.append("with %s %s: %s" % (what, list(x.shape), _short(_exception_text(e))))
@@ -594,6 +611,8 @@ def _export_one(torch, job, meta_mode):
         os.makedirs(os.path.dirname(os.path.abspath(out)) or ".", exist_ok=True)
         torch.jit.save(scripted, out, _extra_files={"shardlens.json": json.dumps(info)})
     except BaseException as e:  # noqa: B902
+        with contextlib.suppress(OSError):
+            os.unlink(out)  # no half-written archive left behind
         raise ExportError(EXIT_WRITE, "write-failed", "could not write %s: %s" % (out, _exception_text(e)))
     return {"ok": True, "output": out, "method": used, "model": info["model"], "root": root_expr,
             "parameters": len(params), "notes": notes, "script_error": script_error}

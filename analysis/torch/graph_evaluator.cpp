@@ -1052,13 +1052,76 @@ std::vector<ForwardArgument> forward_arguments(LoadedModel& model) {
 
 }  // namespace
 
+namespace {
+
+// A traced graph was recorded for one example input: its shapes (batch and sequence dims set to
+// the workload's when `workload` is set) are the inputs to evaluate with.
+std::vector<InputSpec> example_inputs(const LoadedModel& model, const EvalOptions& options, bool workload) {
+  std::vector<InputSpec> out;
+  const auto& info = model.export_info;
+  if (!info.is_object() || !info.contains("example_inputs") || !info["example_inputs"].is_object()) return out;
+  const auto& ex = info["example_inputs"];
+  if (!ex.contains("shapes") || !ex["shapes"].is_array()) return out;
+  int64_t ex_batch = ex.value("batch", int64_t{1});
+  for (size_t i = 0; i < ex["shapes"].size(); ++i) {
+    InputSpec spec;
+    spec.shape = ex["shapes"][i].get<std::vector<int64_t>>();
+    if (ex.contains("dtypes") && i < ex["dtypes"].size()) spec.dtype = ex["dtypes"][i].get<std::string>();
+    int seq_dim = -1;
+    if (ex.contains("seq_dims") && i < ex["seq_dims"].size() && ex["seq_dims"][i].is_number_integer())
+      seq_dim = ex["seq_dims"][i].get<int>();
+    if (workload) {
+      if (!spec.shape.empty() && spec.shape[0] == ex_batch) spec.shape[0] = options.batch;
+      if (seq_dim > 0 && seq_dim < static_cast<int>(spec.shape.size())) spec.shape[seq_dim] = options.tokens;
+      spec.why = "the traced example's " + ex.value("what", std::string("input")) + ", for this workload";
+    } else {
+      spec.why = "the traced example's " + ex.value("what", std::string("input")) + " (the graph has its sizes built in)";
+    }
+    if (spec.dtype == "bfloat16" || spec.dtype == "float16") spec.dtype = "float32";
+    out.push_back(spec);
+  }
+  return out;
+}
+
+int failed_ops(const ExactGraph& g) {
+  int n = 0;
+  for (const auto& op : g.ops)
+    if (!op.error.empty() && op.error != "an input is unknown") ++n;
+  return n + (g.error.empty() ? 0 : 1000);
+}
+
+ExactGraph evaluate_once(LoadedModel& model, const EvalOptions& options);
+
+}  // namespace
+
 ExactGraph evaluate_forward(LoadedModel& model, const EvalOptions& options) {
+  if (!options.inputs.empty() || model.method() != "trace") return evaluate_once(model, options);
+  auto for_workload = example_inputs(model, options, true);
+  if (for_workload.empty()) return evaluate_once(model, options);
+  EvalOptions o = options;
+  o.inputs = for_workload;
+  ExactGraph g = evaluate_once(model, o);
+  if (failed_ops(g) == 0) return g;
+  // Sizes the trace built in do not fit this workload: the example's own shapes.
+  o.inputs = example_inputs(model, options, false);
+  ExactGraph h = evaluate_once(model, o);
+  if (failed_ops(h) < failed_ops(g)) {
+    h.notes.push_back("the traced graph has the example input's sizes built in: shapes are those of the example, not of this workload");
+    return h;
+  }
+  return g;
+}
+
+namespace {
+
+ExactGraph evaluate_once(LoadedModel& model, const EvalOptions& options) {
   ExactGraph result;
   std::vector<ForwardArgument> args;
   try {
     args = forward_arguments(model);
   } catch (const std::exception& e) {
-    result.error = std::string("the module has no forward(): ") + e.what();
+    (void)e;
+    result.error = "the root module has no forward() (the script defines none): modules and parameters only";
     return result;
   }
   // Input shapes: given, or found from each input's first use (a probing evaluation with the
@@ -1128,5 +1191,7 @@ ExactGraph evaluate_forward(LoadedModel& model, const EvalOptions& options) {
   if (!probe_error.empty() && result.error.empty()) result.error = probe_error;
   return result;
 }
+
+}  // namespace
 
 }  // namespace shardlens::torchgraph
