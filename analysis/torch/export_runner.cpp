@@ -114,7 +114,9 @@ ExportResult run_export(const ExportRequest& request) {
       return r;
     }
     if (p.exit_code == static_cast<int>(ExportFailure::NoTorch)) {
-      no_torch.push_back(py);
+      std::string why = !j.is_discarded() && j.is_object() ? j.value("message", "") : "";
+      auto colon = why.find(": ");
+      no_torch.push_back(py + (colon == std::string::npos ? "" : " (" + why.substr(colon + 2) + ")"));
       continue;  // the next interpreter may have torch
     }
     r.failure = p.exit_code >= 2 && p.exit_code <= 7 ? static_cast<ExportFailure>(p.exit_code) : ExportFailure::ExportFailed;
@@ -131,9 +133,9 @@ ExportResult run_export(const ExportRequest& request) {
   }
   r.failure = ExportFailure::NoTorch;
   r.kind = "no-torch";
-  r.message = "no Python interpreter here can import torch (tried ";
+  r.message = "cannot import torch with any Python interpreter tried: ";
   for (size_t i = 0; i < no_torch.size(); ++i) r.message += (i ? ", " : "") + no_torch[i];
-  r.message += "); install PyTorch (Debian: apt-get install python3-torch) or give one with --python PATH";
+  r.message += "; install PyTorch (Debian: apt-get install python3-torch) or give an interpreter with --python PATH";
   return r;
 }
 

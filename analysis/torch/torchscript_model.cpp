@@ -80,6 +80,44 @@ std::optional<LoadedModel> load_torchscript(const std::string& path, std::string
   m.root.eval();
   std::unordered_set<const c10::ivalue::Object*> seen;
   walk(m, m.root, "", seen);
+  // A module the script registers under several names is one object in Python (named_modules()
+  // lists it once) but one copy per name in TorchScript (its tensors stay shared). The export's
+  // named_modules() list says which names PyTorch keeps; the other copies stand for the kept one.
+  if (m.export_info.is_object() && m.export_info.contains("modules") && m.export_info["modules"].is_array() &&
+      m.export_info["modules"].size() < m.modules.size()) {
+    std::unordered_set<std::string> keep;
+    for (const auto& e : m.export_info["modules"]) keep.insert(e.value("name", std::string("?")));
+    auto tensors_of = [](const torch::jit::Module& mod) {
+      std::vector<const c10::TensorImpl*> out;
+      for (const auto& p : mod.named_parameters(/*recurse=*/true)) out.push_back(p.value.unsafeGetTensorImpl());
+      return out;
+    };
+    std::vector<ModuleEntry> kept;
+    std::vector<std::pair<const c10::ivalue::Object*, size_t>> dropped;  // object, old index
+    for (size_t i = 0; i < m.modules.size(); ++i) {
+      if (keep.count(m.modules[i].name)) kept.push_back(m.modules[i]);
+      else dropped.emplace_back(m.modules[i].module._ivalue().get(), i);
+    }
+    if (kept.size() == m.export_info["modules"].size()) {
+      std::unordered_map<const c10::ivalue::Object*, int> index;
+      for (size_t i = 0; i < kept.size(); ++i) index[kept[i].module._ivalue().get()] = static_cast<int>(i);
+      for (auto& [obj, old] : dropped) {
+        const auto& d = m.modules[old];
+        auto dt = tensors_of(d.module);
+        int alias = 0;
+        for (size_t i = 0; i < kept.size(); ++i) {
+          if (kept[i].qualified_class != d.qualified_class && kept[i].class_name != d.class_name) continue;
+          if (tensors_of(kept[i].module) == dt) {
+            alias = static_cast<int>(i);
+            break;
+          }
+        }
+        index[obj] = alias;
+      }
+      m.modules = std::move(kept);
+      m.module_index = std::move(index);
+    }
+  }
   // Python class names as the script spells them (TorchScript mangles redefinitions and classes
   // defined inside functions): the export's own list of named_modules() classes, when it matches.
   if (m.export_info.is_object() && m.export_info.contains("modules") && m.export_info["modules"].is_array() &&
