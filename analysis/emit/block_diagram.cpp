@@ -236,9 +236,27 @@ struct Drawer {
     for (auto& c : at_output) out_text += "<br/>⇒ " + c;
     m += "  out([\"" + label_text(out_text) + "\"])\n";
     auto id_of = [&](int x) { return x == -1 ? std::string("in") : x == -2 ? std::string("out") : "n" + std::to_string(x); };
+    // Column→row edges, also through a head-split attention core between them (q/k/v → core → out).
+    auto on_pair = [&](int from, int to) {
+      if (from < 0 || to < 0) return false;
+      if (pair_edges.count({nodes[from].module, nodes[to].module})) return true;
+      auto pairs_through = [&](int column, int core) {
+        for (auto& [a, b] : edges)
+          if (a == core && b >= 0 && pair_edges.count({nodes[column].module, nodes[b].module})) return true;
+        return false;
+      };
+      auto feeds_pair = [&](int core, int row) {
+        for (auto& [a, b] : edges)
+          if (b == core && a >= 0 && pair_edges.count({nodes[a].module, nodes[row].module})) return true;
+        return false;
+      };
+      if (nodes[to].shape == Shape::Attention && nodes[to].layout == "heads split") return pairs_through(from, to);
+      if (nodes[from].shape == Shape::Attention && nodes[from].layout == "heads split") return feeds_pair(from, to);
+      return false;
+    };
     for (auto& [from, to] : edges) {
       if ((from >= 0 && static_cast<size_t>(from) >= shown) || (to >= 0 && static_cast<size_t>(to) >= shown)) continue;
-      bool pair = from >= 0 && to >= 0 && pair_edges.count({nodes[from].module, nodes[to].module});
+      bool pair = on_pair(from, to);
       m += "  " + id_of(from) + (pair ? " ==>|column→row, stays sharded| " : " --> ") + id_of(to) + "\n";
     }
     m += "  classDef column fill:#dbeafe,stroke:#1d4ed8,color:#111827\n";
@@ -280,7 +298,7 @@ std::vector<BlockDiagram> block_diagrams(const ir::ModelIR& model, const plan::M
                                          const std::vector<LayoutPair>& pairs, size_t max_diagrams) {
   std::vector<BlockDiagram> out;
   const auto& flow = model.dataflow;
-  if (!flow.traced || flow.ops.empty()) return out;
+  if (flow.ops.empty()) return out;
   Drawer drawer(model, mesh, pairs);
   // The first Call of each module.
   std::unordered_map<int, size_t> call_of;

@@ -117,6 +117,12 @@ std::string Citations::linkify(std::string_view text) {
       break;
     }
     if (done) continue;
+    constexpr std::string_view kMegatron = "Megatron-LM §3";
+    if (text.compare(i, kMegatron.size(), kMegatron) == 0) {
+      out += cite("megatron");
+      i += kMegatron.size();
+      continue;
+    }
     if (text.compare(i, 6, "arXiv:") == 0) {
       size_t p = i + 6, q = p;
       while (q < text.size() && (std::isdigit(static_cast<unsigned char>(text[q])) || text[q] == '.')) ++q;

@@ -52,7 +52,7 @@ Evidence match_condition(const nlohmann::json& cond, const ir::ModelIR& model, c
     std::vector<std::string> lines;
     for (auto& d : result.diagnostics)
       if (contains(codes, d.code))
-        lines.push_back(d.code + " (line " + std::to_string(d.span.line) + "): " + detail::shorten(d.message, 220));
+        lines.push_back((d.mesh.empty() ? "" : d.mesh + ": ") + d.code + " (line " + std::to_string(d.span.line) + "): " + detail::shorten(d.message, 220));
     ev.hit = !lines.empty();
     add_capped(ev.lines, lines);
   } else if (cond.contains("collective")) {

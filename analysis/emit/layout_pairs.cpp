@@ -27,7 +27,7 @@ int weight_of(const ir::ModelIR& model, const ir::Op& op) {
 std::vector<LayoutPair> column_row_pairs(const ir::ModelIR& model, const plan::MeshPlan& mesh) {
   const auto& flow = model.dataflow;
   std::vector<LayoutPair> pairs;
-  if (!flow.traced || flow.ops.empty()) return pairs;
+  if (flow.ops.empty()) return pairs;
   auto layouts = layouts_by_name(mesh);
   auto layout_of = [&](int param) -> std::string_view {
     if (param < 0 || param >= static_cast<int>(model.parameters.size())) return {};

@@ -590,7 +590,7 @@ class ReportWriter {
     }
     std::string on = md_escape(mp.mesh.shape_string());
     if (names.empty()) {
-      out << "  - " << on << ": no parameters of its own (it reads tied or shared weights): nothing to compare per component\n";
+      out << "  - " << on << ": it owns no parameters: nothing to re-plan per component\n";
       return;
     }
     if (!sharded) {
@@ -601,6 +601,12 @@ class ReportWriter {
     }
     if (!ro_.component_alternatives) {
       out << "  - " << on << ": replicated instead — not evaluated (component alternatives disabled)\n";
+      return;
+    }
+    // The planner matches each pin against every parameter name: keep the re-plan affordable.
+    if (static_cast<double>(names.size()) * static_cast<double>(model_.parameters.size()) > 5e7) {
+      out << "  - " << on << ": replicated instead — not evaluated: pinning its " << names.size() << " parameter tensors in a model of "
+          << model_.parameters.size() << " would take the planner too long (each pin is matched against every parameter)\n";
       return;
     }
     const auto& base = baseline(k);
@@ -637,9 +643,18 @@ class ReportWriter {
       if (g.instances.size() > 1) out << g.instances.size() << " × ";
       out << md_escape(classes) << "\n\n";
       auto vars = variants(g);
+      bool own = std::any_of(vars.begin(), vars.end(), [](const Variant& v) { return !v.rows.empty(); });
+      if (!vars.empty() && !own && shared_parameters(g).rows.empty()) {
+        bool quiet = true;
+        for (size_t k = 0; k < result_.meshes.size(); ++k)
+          for (auto& c : result_.meshes[k].collectives) quiet &= detail::component_of(groups_[k], c.at) != g.pattern;
+        if (quiet) {
+          out << "No parameters and no collectives: nothing to shard.\n\n";
+          continue;
+        }
+      }
       // Chosen sharding.
       out << "- **Chosen sharding:**";
-      bool own = std::any_of(vars.begin(), vars.end(), [](const Variant& v) { return !v.rows.empty(); });
       if (vars.empty()) out << " (its instances could not be matched to the traced forward; see the parameter layouts in `shardlens plan`)";
       else if (!own) {
         Variant shared = shared_parameters(g);
@@ -696,8 +711,10 @@ class ReportWriter {
         if (mods.size() > 6) list += ", …";
         bool norm = key.second.find("statistics") != std::string::npos;
         std::string cite = citation_for_layout(cites_, key.first, norm);
-        out << "  - **" << md_escape(key.first) << "** (" << list << "): " << cites_.linkify(key.second.empty() ? std::string("—") : key.second);
-        if (!cite.empty()) out << " — " << cite;
+        std::string why = cites_.linkify(key.second.empty() ? std::string("—") : key.second);
+        out << "  - **" << md_escape(key.first) << "** (" << list << "): " << why;
+        // The planner's own text may already carry the citation.
+        if (!cite.empty() && why.find(cite.substr(cite.find("](") + 2)) == std::string::npos) out << " — " << cite;
         out << "\n";
       }
       // Rejected alternatives.
@@ -721,9 +738,15 @@ class ReportWriter {
         for (auto& g : first) is_group |= g.pattern == c.component;
         if (is_group) continue;
         out << "### " << md_code(c.component) << " on " << md_escape(result_.meshes[k].mesh.shape_string()) << "\n\n";
-        out << "- **Chosen sharding:** no parameters; the collectives below make the result whole where the model returns it\n";
-        out << "- **Why:** a sharded tensor leaves the model only after an all-gather (" << cites_.cite("gspmd") << "); for logits, sampling on "
-               "the sharded vocabulary avoids it (" << cites_.cite("megatron-cross-entropy") << ")\n";
+        if (c.component == detail::kModelOutput) {
+          out << "- **Chosen sharding:** no parameters; the collectives below make the result whole where the model returns it\n";
+          out << "- **Why:** a sharded tensor leaves the model only after an all-gather (" << cites_.cite("gspmd") << "); for logits, sampling on "
+                 "the sharded vocabulary avoids it (" << cites_.cite("megatron-cross-entropy") << ")\n";
+        } else {
+          out << "- **Chosen sharding:** none of its own: these collectives come from ops " << md_code(c.component)
+              << " runs itself, outside the components above (a wrapper's or the root's own forward)\n";
+          out << "- **Why:** an op there needs a whole tensor that arrives sharded (" << cites_.cite("gspmd") << ")\n";
+        }
         out << "- **CCLs:**\n";
         component_ccls(out, k, c.component, 1);
         out << "\n";
@@ -901,7 +924,7 @@ class ReportWriter {
     for (auto& d : result_.diagnostics) {
       if (d.code == "memory-fallback" || d.code == "memory-does-not-fit") continue;
       diag = true;
-      out << "- " << md_code(script() + ":" + std::to_string(d.span.line) + ":" + std::to_string(d.span.column + 1)) << " " << md_escape(d.severity)
+      out << "- " << (d.mesh.empty() ? std::string() : md_escape(d.mesh) + ": ") << md_code(script() + ":" + std::to_string(d.span.line) + ":" + std::to_string(d.span.column + 1)) << " " << md_escape(d.severity)
           << " [" << md_escape(d.code) << "] " << cites_.linkify(d.message) << "\n";
     }
     for (auto& mp : result_.meshes)

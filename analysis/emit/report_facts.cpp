@@ -101,56 +101,74 @@ std::map<std::string_view, const plan::ParameterLayout*> layouts_by_name(const p
   return out;
 }
 
+namespace {
+
+// The top-level items of a module call's body [begin, end): module calls and leaf-module ops.
+std::vector<size_t> body_items(const ir::ModelIR& model, size_t begin, size_t end) {
+  const auto& ops = model.dataflow.ops;
+  std::vector<size_t> items;
+  for (size_t k = begin; k < end && k < ops.size();) {
+    const auto& op = ops[k];
+    bool nested = op.kind == ir::OpKind::Call || op.kind == ir::OpKind::Experts;
+    size_t next = nested && op.end > static_cast<int>(k) ? static_cast<size_t>(op.end) : k + 1;
+    if ((op.module > 0 || op.kind == ir::OpKind::Call) && op.module >= 0 && op.module < static_cast<int>(model.modules.size())) items.push_back(k);
+    k = next;
+  }
+  return items;
+}
+
+}  // namespace
+
 std::vector<ComponentGroup> component_groups(const ir::ModelIR& model, const plan::MeshPlan& mesh) {
   std::vector<ComponentGroup> groups;
   std::map<std::string, size_t> by_pattern;
-  std::vector<size_t> group_of_row(mesh.components.size());
-  for (size_t r = 0; r < mesh.components.size(); ++r) {
-    const auto& c = mesh.components[r];
-    auto [it, fresh] = by_pattern.emplace(c.module, groups.size());
-    if (fresh) groups.push_back({c.module, {}, {}, {}});
+  auto add = [&](const std::string& pattern, int module, const std::string& cls) {
+    auto [it, fresh] = by_pattern.emplace(pattern, groups.size());
+    if (fresh) groups.push_back({pattern, {}, {}});
     ComponentGroup& g = groups[it->second];
-    g.plan_rows.push_back(r);
-    if (std::find(g.classes.begin(), g.classes.end(), c.class_name) == g.classes.end()) g.classes.push_back(c.class_name);
-    group_of_row[r] = it->second;
-  }
-  // Instances: the root forward's top-level module calls, in order, as the planner folded them.
+    if (module >= 0 && std::find(g.instances.begin(), g.instances.end(), module) == g.instances.end()) g.instances.push_back(module);
+    if (std::find(g.classes.begin(), g.classes.end(), cls) == g.classes.end()) g.classes.push_back(cls);
+  };
   const auto& flow = model.dataflow;
-  if (!flow.traced || flow.ops.empty()) return groups;
+  if (flow.ops.empty()) {
+    // No traced forward: the planner's component rows, without instances.
+    for (auto& c : mesh.components) add(c.module, -1, c.class_name);
+    return groups;
+  }
   size_t begin = 0, end = flow.ops.size();
   if (flow.ops[0].kind == ir::OpKind::Call && flow.ops[0].module == 0 && flow.ops[0].end > 0) {
     begin = 1;
     end = std::min(static_cast<size_t>(flow.ops[0].end), flow.ops.size());
   }
-  std::vector<std::vector<int>> per_row(mesh.components.size());
-  size_t row = 0;
-  int used = 0;
-  bool consistent = true;
-  for (size_t k = begin; k < end && consistent;) {
-    const auto& op = flow.ops[k];
-    bool call = op.kind == ir::OpKind::Call || op.kind == ir::OpKind::Experts;
-    size_t next = call && op.end > static_cast<int>(k) ? static_cast<size_t>(op.end) : k + 1;
-    if ((op.module > 0 || op.kind == ir::OpKind::Call) && op.module >= 0 && op.module < static_cast<int>(model.modules.size())) {
-      while (row < mesh.components.size() && used >= mesh.components[row].count) {
-        ++row;
-        used = 0;
-      }
-      if (row >= mesh.components.size()) break;
+  // The root forward's items; a wrapper called once whose body calls further modules (HF's
+  // `model`, an `encoder`) is opened so that its blocks become components.
+  std::vector<size_t> items = body_items(model, begin, end);
+  for (int depth = 0; depth < 4; ++depth) {
+    std::map<std::string, int> uses;
+    for (size_t k : items) uses[module_pattern(model.modules[flow.ops[k].module].name)]++;
+    std::vector<size_t> opened;
+    bool changed = false;
+    for (size_t k : items) {
+      const auto& op = flow.ops[k];
       const std::string& name = model.modules[op.module].name;
-      const auto& c = mesh.components[row];
-      if (module_pattern(name) != c.module && name != c.module) consistent = false;
-      else {
-        per_row[row].push_back(op.module);
-        ++used;
+      if (op.kind == ir::OpKind::Call && uses[module_pattern(name)] == 1 && module_pattern(name) == name && op.end > static_cast<int>(k)) {
+        auto inner = body_items(model, k + 1, static_cast<size_t>(op.end));
+        bool calls = std::any_of(inner.begin(), inner.end(), [&](size_t i) { return flow.ops[i].kind == ir::OpKind::Call; });
+        if (calls) {
+          opened.insert(opened.end(), inner.begin(), inner.end());
+          changed = true;
+          continue;
+        }
       }
+      opened.push_back(k);
     }
-    k = next;
+    items = std::move(opened);
+    if (!changed) break;
   }
-  if (!consistent) return groups;
-  for (size_t r = 0; r < per_row.size(); ++r) {
-    auto& inst = groups[group_of_row[r]].instances;
-    for (int m : per_row[r])
-      if (std::find(inst.begin(), inst.end(), m) == inst.end()) inst.push_back(m);
+  for (size_t k : items) {
+    const auto& op = flow.ops[k];
+    const auto& mod = model.modules[op.module];
+    add(module_pattern(mod.name), op.module, mod.class_name);
   }
   return groups;
 }

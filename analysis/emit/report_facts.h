@@ -32,17 +32,16 @@ std::string spec_string(const plan::ParameterLayout& layout);
 // Parameter name -> its layout on a mesh plan.
 std::map<std::string_view, const plan::ParameterLayout*> layouts_by_name(const plan::MeshPlan& mesh);
 
-// A top-level component as the report groups it: one module pattern ("h.*", "wte"), its module
-// instances in forward order, and the planner's component rows for it (several when the instances
-// differ, e.g. blocks of different classes in one ModuleList).
+// A top-level component as the report groups it: one module pattern ("h.*", "wte") and its module
+// instances in forward order (several classes when a ModuleList mixes blocks).
 struct ComponentGroup {
   std::string pattern;
   std::vector<int> instances;        // indices into ModelIR::modules, in forward order
-  std::vector<size_t> plan_rows;     // indices into MeshPlan::components (of the mesh it was built for)
   std::vector<std::string> classes;  // distinct classes, in order
 };
-// Groups for one mesh plan, in forward order. Instances come from the traced forward (its
-// top-level module calls), matched to the plan's component rows by order and count.
+// Components in forward order: the module calls of the root's forward, wrappers called once that
+// call further modules (HF's `model`, an `encoder`) opened up to four levels, repeated blocks
+// grouped by pattern. Without a traced forward, the plan's component rows (no instances).
 std::vector<ComponentGroup> component_groups(const ir::ModelIR& model, const plan::MeshPlan& mesh);
 
 // The component a collective belongs to: the longest group pattern that is `at` or a prefix of it

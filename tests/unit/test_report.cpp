@@ -113,7 +113,11 @@ TEST_CASE("Compiler limits: patterns match plans, and nothing else", "[report][l
     CHECK(emit::match_compiler_limits(kb, model, r).empty());
   }
   SECTION("a divisibility diagnostic is an uneven-sharding hit") {
-    r.diagnostics.push_back({"divisibility-kv-heads", "warning", "8 key/value heads do not divide the 'model' axis (32)", {}});
+    plan::Diagnostic d;
+    d.code = "divisibility-kv-heads";
+    d.severity = "warning";
+    d.message = "8 key/value heads do not divide the 'model' axis (32)";
+    r.diagnostics.push_back(d);
     auto ms = emit::match_compiler_limits(kb, model, r);
     auto* m = find(ms, "uneven-sharding");
     REQUIRE(m);
@@ -150,7 +154,8 @@ TEST_CASE("Compiler limits: patterns match plans, and nothing else", "[report][l
   SECTION("evidence is capped") {
     for (int i = 0; i < 6; ++i)
       mp.collectives.push_back(collective(plan::Ccl::AllGather, "l." + std::to_string(i), 1, 1000, "[1, 8, 32, 32] (batch, channels, spatial, spatial)"));
-    auto* m = find(emit::match_compiler_limits(kb, model, r), "image-activation-gather");
+    auto ms = emit::match_compiler_limits(kb, model, r);
+    auto* m = find(ms, "image-activation-gather");
     REQUIRE(m);
     CHECK(m->evidence.size() == 4);
     CHECK(m->evidence.back() == "… and 3 more");
@@ -164,8 +169,14 @@ TEST_CASE("Report facts: patterns, roles, budget attribution", "[report]") {
   CHECK(owner_of("h.0.attn.qkv.weight") == "h.0.attn.qkv");
   CHECK(tensor_roles("[1, 1, 4096] (batch, seq, hidden)") == std::vector<std::string>{"batch", "seq", "hidden"});
   plan::MeshPlan mp;
-  mp.components.push_back({"h.*", "Block", 24, "", 2, 48, 8192, 0, 0, {}});
-  mp.components.push_back({"lm_head", "Linear", 1, "", 0, 0, 0, 0, 0, {}});
+  plan::ComponentPlan block;
+  block.module = "h.*";
+  block.class_name = "Block";
+  block.count = 24;
+  plan::ComponentPlan head;
+  head.module = "lm_head";
+  head.class_name = "Linear";
+  mp.components = {block, head};
   mp.collectives.push_back(collective(plan::Ccl::AllReduce, "h.*.attn.proj", 24, 4096, ""));
   mp.collectives.push_back(collective(plan::Ccl::AllReduce, "h.*.mlp.down", 24, 4096, ""));
   mp.collectives.push_back(collective(plan::Ccl::AllGather, "output", 1, 100000, ""));
