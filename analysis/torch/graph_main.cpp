@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <c10/util/Logging.h>
+
 #include "torch/graph_evaluator.h"
 #include "torch/graph_json.h"
 #include "torch/torchscript_model.h"
@@ -59,6 +61,8 @@ bool parse_input(const std::string& text, shardlens::torchgraph::InputSpec& spec
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Ops without a meta kernel throw; c10 would walk the stack (dladdr per frame) for every one.
+  c10::SetStackTraceFetcher([] { return std::string(); });
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string file, format = "json";
   bool graph = true;
