@@ -221,7 +221,7 @@ struct Drawer {
     for (size_t i = 0; i < shown; ++i) {
       const Node& n = nodes[i];
       std::string label = n.name.empty() ? n.detail : n.name + " · " + n.detail;
-      std::string layout = n.shape == Shape::Attention ? (n.layout.empty() ? "replicated" : n.layout) : (n.layout.empty() ? "replicated" : n.layout);
+      std::string layout = n.layout.empty() ? "replicated" : n.layout;
       label += "<br/>" + layout;
       for (auto& c : n.collectives) label += "<br/>⇒ " + c;
       std::string id = "n" + std::to_string(i);

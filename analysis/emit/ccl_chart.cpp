@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "emit/report.h"
 #include "emit/report_facts.h"
@@ -59,9 +60,16 @@ std::string short_label(const std::string& s) {
 std::string ccl_chart_svg(const ir::ModelIR& model, const plan::PlanResult& result) {
   std::ostringstream body;
   double y = kPad + 22;
+  // One scale for every panel, so that meshes compare at a glance.
+  std::vector<detail::Budget> budgets;
+  double max_bytes = 0;
   for (auto& mp : result.meshes) {
-    auto groups = detail::component_groups(model, mp);
-    auto budget = detail::ccl_budget(groups, mp);
+    budgets.push_back(detail::ccl_budget(detail::component_groups(model, mp), mp));
+    for (auto& c : budgets.back().components) max_bytes = std::max(max_bytes, c.bytes);
+  }
+  for (size_t m = 0; m < result.meshes.size(); ++m) {
+    const auto& mp = result.meshes[m];
+    const auto& budget = budgets[m];
     std::string mesh = mp.mesh.shape_string();
     body << "  <g class=\"mesh\" data-mesh=\"" << xml_escape(mesh) << "\" data-collectives=\"" << budget.collectives
          << "\" data-bytes=\"" << std::llround(budget.bytes) << "\">\n";
@@ -69,8 +77,6 @@ std::string ccl_chart_svg(const ir::ModelIR& model, const plan::PlanResult& resu
     body << "    <text x=\"" << num(kPad) << "\" y=\"" << num(y + 12) << "\" font-weight=\"bold\">" << xml_escape(detail::mesh_label(mp.mesh))
          << ": " << budget.collectives << (budget.collectives == 1 ? " collective, " : " collectives, ") << xml_escape(plan::format_bytes(budget.bytes)) << " per forward</text>\n";
     y += 22;
-    double max_bytes = 0;
-    for (auto& c : budget.components) max_bytes = std::max(max_bytes, c.bytes);
     if (budget.components.empty()) {
       body << "    <text x=\"" << num(kPad + 8) << "\" y=\"" << num(y + 12) << "\" fill=\"#4b5563\">no collectives: every component runs without communication</text>\n";
       y += kRow;
@@ -123,7 +129,7 @@ std::string ccl_chart_svg(const ir::ModelIR& model, const plan::PlanResult& resu
       << num(kWidth) << " " << num(y) << "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\">\n";
   svg << "  <title>" << xml_escape(title) << "</title>\n";
   svg << "  <desc>Written by shardlens report from the plan's collectives (logical tensor bytes x count per forward); "
-         "one bar per component with collectives, one panel per mesh.</desc>\n";
+         "one bar per component with collectives, one panel per mesh, one linear scale for all panels.</desc>\n";
   svg << "  <rect x=\"0\" y=\"0\" width=\"" << num(kWidth) << "\" height=\"" << num(y) << "\" fill=\"#ffffff\"/>\n";
   svg << "  <text x=\"" << num(kPad) << "\" y=\"" << num(kPad + 8) << "\" font-size=\"14\" font-weight=\"bold\">" << xml_escape(title) << "</text>\n";
   svg << body.str() << legend.str() << "</svg>\n";

@@ -331,7 +331,6 @@ class ReportWriter {
     out << "```\n\n";
     // The pairs, per mesh.
     out << "### Column → row pairs\n\n";
-    bool any = false;
     for (size_t k = 0; k < result_.meshes.size(); ++k) {
       const auto& folded = folded_[k];
       if (result_.meshes.size() > 1) out << "On " << md_escape(detail::mesh_label(result_.meshes[k].mesh)) << ":\n\n";
@@ -339,7 +338,6 @@ class ReportWriter {
         out << "- none: no column-parallel layer feeds a row-parallel one on this mesh\n";
       }
       for (size_t i = 0; i < folded.size(); ++i) {
-        any = true;
         const auto& p = folded[i];
         out << "- **P" << i + 1 << "**: ";
         for (size_t c = 0; c < p.columns.size(); ++c) out << (c ? ", " : "") << md_code(p.columns[c]);
@@ -367,7 +365,6 @@ class ReportWriter {
       }
       out << "\n";
     }
-    (void)any;
     // Diagrams (first mesh).
     if (result_.meshes.empty()) return;
     auto diagrams = detail::block_diagrams(model_, result_.meshes[0], groups_[0], pairs_[0]);

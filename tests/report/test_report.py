@@ -316,7 +316,7 @@ def main():
         check(out.startswith("# Sharding analysis") and "## 7. Sources" in out and ".svg" not in out, "stdout", "-o - prints the report")
         # Bad input: usage errors exit 2, missing files 1.
         for argv, code in ((["report"], 2), (["report", fx("mlp.py"), "--format", "json"], 2), (["report", "/nonexistent.py"], 1),
-                           (["report", fx("mlp.py"), "--mesh", "3x3x3"], 2)):
+                           (["report", fx("mlp.py"), "--mesh", "3x3x3"], 2), (["report", fx("mlp.py"), "-o", "/proc/shardlens/x.md"], 1)):
             p = subprocess.run([a.shardlens, *argv], capture_output=True, text=True)
             check(p.returncode == code and p.stderr.strip() and not p.stdout, "cli", f"{argv} exits {code} with a message (got {p.returncode})")
     if failures:

@@ -249,3 +249,18 @@ TEST_CASE("Citations: issue and arXiv references become links, recorded once", "
   CHECK(emit::chart_path_for("out/sharding_analysis.md") == "out/sharding_analysis.ccl_bytes.svg");
   CHECK(emit::chart_path_for("report") == "report.ccl_bytes.svg");
 }
+
+TEST_CASE("Report: a failed or empty plan still gives the seven sections", "[report]") {
+  ir::ModelIR model;
+  model.model = "Empty";
+  plan::PlanResult failed;
+  failed.error = "the model's forward() could not be traced";
+  plan::PlanOptions o;
+  std::string md = emit::report_markdown(model, failed, o, {});
+  CHECK(md.find("**The plan failed:**") != std::string::npos);
+  for (const char* s : {"## 1. ", "## 2. ", "## 3. ", "## 4. ", "## 5. ", "## 6. ", "## 7. "}) CHECK(md.find(s) != std::string::npos);
+  std::string svg = emit::ccl_chart_svg(model, failed);
+  CHECK(occurrences(svg, "class=\"bar\"") == 0);
+  CHECK(svg.find("</svg>") != std::string::npos);
+}
+
