@@ -140,6 +140,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, c
       ir::Span s = python::locate_value(*script, keys, value);
       return s.valid() ? s : fallback;
     };
+    planner_.new_generation();  // what this version does not use goes at the next one
     a->plan = planner_.plan(a->model, a->options);
     if (!a->plan.ok) a->findings.push_back({"plan-failed", "warning", "shardlens could not plan: " + a->plan.error, 0, 0, std::nullopt, ""});
   }

@@ -352,6 +352,9 @@ std::string python_spec(const std::vector<std::vector<std::string>>& spec) {
 
 void find_annotations(DocumentAnalysis& analysis, TSTree* tree) {
   if (!tree) return;
+  // Most scripts have no annotations: skip the tree walk unless the text could hold one.
+  const std::string& t = analysis.text;
+  if (t.find("mark_sharding") == std::string::npos && t.find("shard_spec") == std::string::npos) return;
   Walker w(analysis);
   TSNode root = ts_tree_root_node(tree);
   w.find_mesh(root);

@@ -15,6 +15,7 @@
 #include <variant>
 
 #include "analysis.h"
+#include "emit/report.h"
 #include "lsp_features.h"
 #include "plan/plan_output.h"
 #include "protocol/framing.h"
@@ -46,7 +47,11 @@ struct AnalysisDone {
   std::string uri;
   std::shared_ptr<const DocumentAnalysis> analysis;
 };
-using Event = std::variant<ReaderMessage, ReaderError, ReaderEnd, AnalysisDone>;
+// Work done off the main thread (a report) hands back a continuation that runs on it.
+struct TaskDone {
+  std::function<void()> finish;
+};
+using Event = std::variant<ReaderMessage, ReaderError, ReaderEnd, AnalysisDone, TaskDone>;
 
 class EventQueue {
  public:
@@ -112,6 +117,15 @@ class Worker {
     }
     cv_.notify_one();
   }
+  // Runs `work` on the worker after the analyses queued before it; its result reaches the main
+  // loop as the continuation it returns.
+  void submit_task(std::function<std::function<void()>()> work) {
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back(std::move(work));
+    }
+    cv_.notify_one();
+  }
 
  private:
   void run() {
@@ -120,8 +134,22 @@ class Worker {
       Job job;
       {
         std::unique_lock lock(mutex_);
-        cv_.wait(lock, [&] { return stop_ || !order_.empty(); });
+        cv_.wait(lock, [&] { return stop_ || !order_.empty() || !tasks_.empty(); });
         if (stop_) return;
+        if (order_.empty()) {
+          auto work = std::move(tasks_.front());
+          tasks_.pop_front();
+          lock.unlock();
+          std::function<void()> finish;
+          try {
+            finish = work();
+          } catch (const std::exception& e) {
+            std::string what = e.what();
+            finish = [what] { std::fprintf(stderr, "shardlens: task failed: %s\n", what.c_str()); };
+          }
+          out_.push(TaskDone{std::move(finish)});
+          continue;
+        }
         uri = order_.front();
         order_.pop_front();
         job = std::move(jobs_[uri]);
@@ -157,6 +185,7 @@ class Worker {
   std::condition_variable cv_;
   std::map<std::string, Job> jobs_;
   std::deque<std::string> order_;
+  std::deque<std::function<std::function<void()>()>> tasks_;
   bool stop_ = false;
   std::map<std::string, std::unique_ptr<DocumentAnalyzer>> analyzers_;  // worker thread only
   std::thread thread_;
@@ -201,6 +230,16 @@ std::string uri_to_path(const std::string& uri) {
   return out;
 }
 
+std::string path_to_uri(const std::string& path) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out = "file://";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') out += static_cast<char>(c);
+    else out += {'%', hex[c >> 4], hex[c & 15]};
+  }
+  return out;
+}
+
 class Server {
  public:
   Server(protocol::Transport& transport, const ServerOptions& options)
@@ -221,7 +260,11 @@ class Server {
           log(1, "client closed the stream");
           reader_ended = true;
           exit_code_ = 1;  // a session ends with `exit`; a hang-up is an error even after shutdown
-        } else if (auto* d = std::get_if<AnalysisDone>(&*event)) on_analysis(d->uri, d->analysis);
+        } else if (auto* d = std::get_if<AnalysisDone>(&*event)) {
+          on_analysis(d->uri, d->analysis);
+        } else if (auto* t = std::get_if<TaskDone>(&*event)) {
+          if (t->finish) t->finish();
+        }
       }
       fire_timers();
     }
@@ -392,10 +435,12 @@ class Server {
         {"hoverProvider", true},
         {"codeLensProvider", {{"resolveProvider", false}}},
         {"codeActionProvider",
-         {{"codeActionKinds", {"quickfix", "source.shardlens.insertAnnotations", "source.shardlens.insertLoadShardSpec"}},
+         {{"codeActionKinds", {"quickfix", "source.shardlens.insertAnnotations", "source.shardlens.insertLoadShardSpec",
+                               "source.shardlens.generateReport"}},
           {"resolveProvider", true}}},
         {"executeCommandProvider",
-         {{"commands", {"shardlens.insertAnnotations", "shardlens.insertLoadShardSpec", "shardlens.showPlan", "shardlens.setMeshes"}}}},
+         {{"commands", {"shardlens.insertAnnotations", "shardlens.insertLoadShardSpec", "shardlens.showPlan", "shardlens.setMeshes",
+                       "shardlens.generateReport"}}}},
     };
     reply(in.id, {{"capabilities", capabilities}, {"serverInfo", {{"name", "shardlens"}, {"version", "0.1.0"}}}});
   }
@@ -632,7 +677,13 @@ class Server {
     auto it = documents_.find(uri);
     if (it == documents_.end()) return;
     Document& doc = it->second;
-    if (!doc.analysis || analysis->version >= doc.analysis->version) doc.analysis = analysis;
+    // The previous analysis is released after publishing: freeing a large model takes milliseconds
+    // that should not delay the diagnostics.
+    std::shared_ptr<const DocumentAnalysis> previous;
+    if (!doc.analysis || analysis->version >= doc.analysis->version) {
+      previous = std::move(doc.analysis);
+      doc.analysis = analysis;
+    }
     if (!current(doc)) return;  // stale: a newer job is coming
     if (doc.submitted_version == doc.version && !doc.due) end_progress(doc);
     log(1, "analysed " + uri + " v" + std::to_string(analysis->version) + " in " + std::to_string(analysis->analysis_ms) + " ms");
@@ -642,6 +693,10 @@ class Server {
     auto parked = std::move(doc.parked);
     doc.parked.clear();
     for (auto& p : parked) answer(doc, p);
+    if (previous) worker_.submit_task([old = std::move(previous)]() mutable -> std::function<void()> {
+        old.reset();
+        return {};
+      });
   }
 
   // ---- requests on analysed documents ---------------------------------------------------------
@@ -711,7 +766,8 @@ class Server {
       settings_changed();
       return reply(in.id, {{"meshes", meshes}});
     }
-    if (command == "shardlens.insertAnnotations" || command == "shardlens.insertLoadShardSpec" || command == "shardlens.showPlan") {
+    if (command == "shardlens.insertAnnotations" || command == "shardlens.insertLoadShardSpec" || command == "shardlens.showPlan" ||
+        command == "shardlens.generateReport") {
       if (args.empty() || !(args[0].is_string() || (args[0].is_object() && args[0].contains("uri"))))
         throw RpcError{ec::kInvalidParams, command + " takes [uri]"};
       std::string uri = args[0].is_string() ? args[0].get<std::string>() : args[0]["uri"].get<std::string>();
@@ -728,6 +784,7 @@ class Server {
       if (!a.plan.ok) throw RpcError{ec::kRequestFailed, a.error.empty() ? "no plan for this document" : a.error};
       return reply(r.id, plan::to_json(a.plan, a.model, a.options));
     }
+    if (command == "shardlens.generateReport") return generate_report(doc, r);
     std::string kind = command == "shardlens.insertAnnotations" ? "source.shardlens.insertAnnotations" : "source.shardlens.insertLoadShardSpec";
     std::string error;
     auto edit = source_action_edit(a, doc.uri, kind, encoding_, error);
@@ -740,6 +797,33 @@ class Server {
               bool applied = !error && result.is_object() && result.value("applied", false);
               reply(id, {{"applied", applied}});
             });
+  }
+
+  // sharding_analysis.md (and its chart) beside the script, or where the second argument says; the
+  // per-component re-plans run on the worker.
+  void generate_report(Document& doc, const ParkedRequest& r) {
+    std::shared_ptr<const DocumentAnalysis> a = doc.analysis;
+    if (!a->plan.ok) throw RpcError{ec::kRequestFailed, a->error.empty() ? "no plan for this document" : a->error};
+    const json& args = r.params["arguments"];
+    std::string output;
+    if (args.size() > 1 && args[1].is_string()) output = args[1].get<std::string>();
+    else if (args.size() > 1 && args[1].is_object() && args[1].contains("output") && args[1]["output"].is_string())
+      output = args[1]["output"].get<std::string>();
+    std::string script = doc.path;
+    if (output.empty()) {
+      if (script.empty()) throw RpcError{ec::kInvalidParams, "the document has no file path: give an output path as the second argument"};
+      output = (std::filesystem::path(script).parent_path() / "sharding_analysis.md").string();
+    }
+    json id = r.id;
+    worker_.submit_task([this, a, script, output, id]() -> std::function<void()> {
+      auto files = emit::write_report(a->model, a->plan, a->options, script.empty() ? a->model.source : script, output);
+      return [this, files, id]() {
+        if (!files.ok) return reply_error(id, ec::kRequestFailed, "could not write the report: " + files.error);
+        std::error_code err;
+        std::string path = std::filesystem::absolute(files.markdown_path, err).string();
+        reply(id, {{"path", path}, {"uri", path_to_uri(path)}, {"chart", files.chart_path}});
+      };
+    });
   }
 
   protocol::Transport& transport_;

@@ -447,6 +447,10 @@ json code_actions_json(const DocumentAnalysis& a, const std::string& uri, size_t
       out.push_back({{"title", "Insert Shardy annotations (tt-xla)"},
                      {"kind", "source.shardlens.insertAnnotations"},
                      {"data", {{"uri", uri}, {"kind", "source.shardlens.insertAnnotations"}, {"version", a.version}}}});
+    if (wanted("source.shardlens.generateReport"))
+      out.push_back({{"title", "Generate sharding report (sharding_analysis.md)"},
+                     {"kind", "source.shardlens.generateReport"},
+                     {"command", {{"title", "Generate sharding report"}, {"command", "shardlens.generateReport"}, {"arguments", json::array({uri})}}}});
     if (wanted("source.shardlens.insertLoadShardSpec"))
       out.push_back({{"title", "Insert load_shard_spec()"},
                      {"kind", "source.shardlens.insertLoadShardSpec"},

@@ -257,6 +257,7 @@ std::string layout_why_text(const std::string& layout) {
 Planner::Planner() : solver_(std::make_unique<AxisSolver>()) {}
 Planner::~Planner() = default;
 size_t Planner::memo_entries() const { return solver_->memo_size(); }
+void Planner::new_generation() { solver_->new_generation(); }
 
 PlanResult plan_model(const ir::ModelIR& model, const PlanOptions& options) {
   Planner planner;

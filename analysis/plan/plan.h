@@ -145,6 +145,9 @@ class Planner {
   ~Planner();
   PlanResult plan(const ir::ModelIR& model, const PlanOptions& options);
   size_t memo_entries() const;
+  // Starts a new generation of the memo: solved bodies not used again before the next call are
+  // dropped then. An editor calls it once per document version, so memory follows the model.
+  void new_generation();
 
  private:
   std::unique_ptr<detail::AxisSolver> solver_;

@@ -114,9 +114,19 @@ Spec combined_spec(const ir::Dataflow& flow, const ir::Op& op, Spec expert_out) 
 
 }  // namespace
 
+const AxisSolver::MemoEntry* AxisSolver::find_memo(uint64_t key) {
+  bool was_old = memo_.in_old(key);
+  const MemoEntry* entry = memo_.find(key);
+  if (entry && was_old)
+    for (const Exit& exit : entry->exits)
+      for (auto& [nested, nested_exit] : exit.nested)
+        if (nested_exit >= 0 && memo_.in_old(nested)) find_memo(nested);
+  return entry;
+}
+
 const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b, const std::vector<Spec>& entry,
                                                     const Context& ctx, uint64_t key) {
-  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  if (const MemoEntry* found = find_memo(key)) return *found;
   const auto& flow = prep.model->dataflow;
   const uint64_t ctx_hash = ctx.hash();
   const auto& body = prep.bodies[b];
@@ -401,7 +411,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
       }
     }
   }
-  return memo_.emplace(key, std::move(entry_result)).first->second;
+  return memo_.emplace(key, std::move(entry_result));
 }
 
 void AxisSolver::expand(const Prepared& prep, int b, uint64_t key, int exit, AxisSolution& out) {
@@ -438,7 +448,7 @@ double kv_cache_bytes(const Prepared& prep, const ir::Op& op, const Context& ctx
 const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key, int exit, const Context& ctx,
                                        uint64_t ctx_hash) {
   uint64_t akey = mix64(key, static_cast<uint64_t>(exit) + 0x1234);
-  if (auto it = aggregates_.find(akey); it != aggregates_.end()) return it->second;
+  if (const Aggregate* found = aggregates_.find(akey)) return *found;
   const auto& flow = prep.model->dataflow;
   const auto& body = prep.bodies[b];
   const MemoEntry& me = memo_.at(key);
@@ -551,7 +561,7 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
       transition_us(prep, t, it->second, Spec::R(), ctx, &kind, &bytes);
       if (kind >= 0) charge(static_cast<Ccl>(kind), bytes, 1);
     }
-  return aggregates_.emplace(akey, agg).first->second;
+  return aggregates_.emplace(akey, agg);
 }
 
 AxisSolution AxisSolver::solve(const Prepared& prep, const Context& ctx) {
@@ -579,9 +589,8 @@ void AxisSolver::expand_decisions(const Prepared& prep, AxisSolution& sol) {
 
 const std::vector<Strat>& StrategyCache::get(const Prepared& prep, int op, const Context& ctx, uint64_t ctx_hash) {
   uint64_t key = mix64(prep.op_signature[op], ctx_hash);
-  auto it = cache_.find(key);
-  if (it != cache_.end()) return it->second;
-  return cache_.emplace(key, strategies(prep, op, ctx)).first->second;
+  if (const auto* found = cache_.find(key)) return *found;
+  return cache_.emplace(key, strategies(prep, op, ctx));
 }
 
 Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& sol, StrategyCache& strategy_cache) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
@@ -120,14 +121,48 @@ std::string module_pattern(const std::string& name);
 std::vector<Strat> strategies(const Prepared& prep, int op, const Context& ctx);
 
 // Strategies shared by the same op of identical blocks (keyed by op signature and context).
+// A cache in two generations: what was used since the last new_generation() lives in `now`, the
+// rest in `old` until the next one drops it. A long editing session keeps what the current model
+// needs and no more. Lookups promote (node handles keep references valid).
+template <typename V>
+class Generational {
+ public:
+  V* find(uint64_t key) {
+    if (auto it = now_.find(key); it != now_.end()) return &it->second;
+    auto it = old_.find(key);
+    if (it == old_.end()) return nullptr;
+    auto node = old_.extract(it);
+    return &now_.insert(std::move(node)).position->second;
+  }
+  bool in_old(uint64_t key) const { return old_.count(key) > 0; }
+  V& emplace(uint64_t key, V value) { return now_.emplace(key, std::move(value)).first->second; }
+  V& at(uint64_t key) {
+    if (V* v = find(key)) return *v;
+    throw std::out_of_range("planner cache: missing entry");
+  }
+  size_t size() const { return now_.size() + old_.size(); }
+  void clear() {
+    now_.clear();
+    old_.clear();
+  }
+  void new_generation() {
+    old_ = std::move(now_);
+    now_.clear();
+  }
+
+ private:
+  std::unordered_map<uint64_t, V> now_, old_;
+};
+
 class StrategyCache {
  public:
   const std::vector<Strat>& get(const Prepared& prep, int op, const Context& ctx, uint64_t ctx_hash);
   size_t size() const { return cache_.size(); }
   void clear() { cache_.clear(); }
+  void new_generation() { cache_.new_generation(); }
 
  private:
-  std::unordered_map<uint64_t, std::vector<Strat>> cache_;
+  Generational<std::vector<Strat>> cache_;
 };
 // Time of moving a tensor from one spec to another; kind of collective (or none) through *ccl.
 double transition_us(const Prepared& prep, int tensor, Spec from, Spec to, const Context& ctx, int* ccl_kind,
@@ -182,6 +217,12 @@ class AxisSolver {
     aggregates_.clear();
     strategies_.clear();
   }
+  // Entries not used between this call and the next are dropped then (see Generational).
+  void new_generation() {
+    memo_.new_generation();
+    aggregates_.new_generation();
+    strategies_.new_generation();
+  }
   StrategyCache& strategy_cache() { return strategies_; }
   // Whether some body had more live-layout states than the search keeps (then it kept the cheapest).
   bool truncated() const { return truncated_; }
@@ -203,8 +244,9 @@ class AxisSolver {
                               uint64_t key);
   void expand(const Prepared& prep, int body, uint64_t key, int exit, AxisSolution& out);
   const Aggregate& aggregate(const Prepared& prep, int body, uint64_t key, int exit, const Context& ctx, uint64_t ctx_hash);
-  std::unordered_map<uint64_t, MemoEntry> memo_;
-  std::unordered_map<uint64_t, Aggregate> aggregates_;  // by (memo key, exit)
+  const MemoEntry* find_memo(uint64_t key);  // promotes the entries it refers to with it
+  Generational<MemoEntry> memo_;
+  Generational<Aggregate> aggregates_;  // by (memo key, exit)
   bool truncated_ = false;
   StrategyCache strategies_;
 };

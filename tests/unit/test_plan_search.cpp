@@ -225,6 +225,27 @@ TEST_CASE("Identical blocks are solved once; an edit re-solves only what changed
   CHECK(added < cold);
   // Same layout after the edit (gelu and silu cost alike).
   CHECK(param(b.meshes[0], "layers.0.feed_forward.w2.weight").layout == "row");
+
+  // An editor starts a generation per version: bodies of old versions are dropped, so memory
+  // follows the model instead of the session's length; the plans are unchanged.
+  plan::Planner editor;
+  editor.new_generation();
+  auto base = editor.plan(first.model, o);
+  size_t steady = editor.memo_entries();
+  std::string current = extractor.document().text();
+  for (int k = 0; k < 6; ++k) {
+    std::string from = k % 2 ? "F.relu(self.w1(x))" : "F.gelu(self.w1(x))";
+    std::string to = k % 2 ? "F.gelu(self.w1(x))" : "F.relu(self.w1(x))";
+    extractor.apply_edit(replace_first(current, from, to));
+    current = extractor.document().text();
+    auto edited = extractor.extract(extract);
+    REQUIRE(edited.ok);
+    editor.new_generation();
+    auto p = editor.plan(edited.model, o);
+    REQUIRE(p.ok);
+    CHECK(p.meshes[0].totals.collectives == base.meshes[0].totals.collectives);
+  }
+  CHECK(editor.memo_entries() <= steady + added);  // this version and the one before, no more
 }
 
 TEST_CASE("Memory: a layout that does not fit falls back loudly", "[plan][search][memory]") {
