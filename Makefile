@@ -37,6 +37,7 @@ test-asan: setup
 bench: build
 	@$(BUILD)/shardlens_bench_extract
 	@$(BUILD)/shardlens_bench_plan bench/models
+	@bash bench/lsp/run.sh --server $(BUILD)/shardlens
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan
