@@ -72,13 +72,19 @@ class MeshPlanner {
     c.ccl_penalty_us = kCclDecisionWeightUs;
     if (opt_.strategy == StrategyMode::Tensor) c.filter.allowed = kTagReplicated | kTagTensor | kTagExpertTensor;
     c.unpinned_replicated = opt_.evaluate_pins_only;
-    for (auto& [name, layout] : opt_.pinned_parameters) {
-      for (size_t i = 0; i < model_.parameters.size(); ++i)
-        if (model_.parameters[i].name == name) c.pinned_params[static_cast<int>(i)] = parse_layout(layout);
+    if (!opt_.pinned_parameters.empty()) {
+      // By name through an index: a report pins thousands of parameters of a large model.
+      std::unordered_map<std::string_view, int> index;
+      for (size_t i = 0; i < model_.parameters.size(); ++i) index.emplace(model_.parameters[i].name, static_cast<int>(i));
+      for (auto& [name, layout] : opt_.pinned_parameters)
+        if (auto it = index.find(name); it != index.end()) c.pinned_params[it->second] = parse_layout(layout);
     }
-    for (auto& [name, layout] : opt_.pinned_outputs)
-      for (size_t i = 0; i < model_.modules.size(); ++i)
-        if (model_.modules[i].name == name) c.pinned_outputs[static_cast<int>(i)] = parse_layout(layout);
+    if (!opt_.pinned_outputs.empty()) {
+      std::unordered_map<std::string_view, int> index;
+      for (size_t i = 0; i < model_.modules.size(); ++i) index.emplace(model_.modules[i].name, static_cast<int>(i));
+      for (auto& [name, layout] : opt_.pinned_outputs)
+        if (auto it = index.find(name); it != index.end()) c.pinned_outputs[it->second] = parse_layout(layout);
+    }
     return c;
   }
 
