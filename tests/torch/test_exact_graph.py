@@ -346,6 +346,25 @@ def test_errors(shardlens, res, workdir):
     expect("graph: text", run([shardlens, "graph", pt, "--format", "text"]), 0, "Sequential", "0.weight")
     expect("graph: dataflow", run([shardlens, "graph", pt, "--format", "dataflow"]), 0, "contract", "[1, 1, 8]")
     expect("plan --graph: text", run([shardlens, "plan", ok_model, "--graph", pt]), 0, "planned on the exact graph")
+    # The graph is cached by content: the second answer comes from the cache.
+    code, out, _ = run([shardlens, "graph", pt, "--format", "json"])
+    res.check("graph: second answer from the cache", code == 0 and json.loads(out).get("cached") is True, out[:200])
+    # Real random weights (for numeric checks): the same parameters as the meta export.
+    tiny = os.path.join(FIXTURES, "tinynet.py")
+    rand = os.path.join(workdir, "tiny_random.pt")
+    meta = os.path.join(workdir, "tiny_meta.pt")
+    code1, _, err1 = run([shardlens, "export", tiny, "--weights", "random", "-o", rand])
+    code2, _, err2 = run([shardlens, "export", tiny, "-o", meta])
+    if res.check("export: --weights random", code1 == 0 and code2 == 0, err1 + err2):
+        g1 = json.loads(run([shardlens, "graph", rand, "--format", "json"])[1])
+        g2 = json.loads(run([shardlens, "graph", meta, "--format", "json"])[1])
+        res.check("export: random and meta weights give the same parameters",
+                  shapes(g1["parameters"]) == shapes(g2["parameters"]) and g1["export"]["weights"] == "random",
+                  first_difference(shapes(g1["parameters"]), shapes(g2["parameters"])))
+    # shardlens itself never links LibTorch (it runs shardlens-graph).
+    code, out, _ = run(["ldd", shardlens])
+    res.check("shardlens does not link LibTorch", code == 0 and "libtorch" not in out and "libc10" not in out,
+              [l for l in out.splitlines() if "torch" in l or "c10" in l])
 
 
 def main():
