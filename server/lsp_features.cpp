@@ -175,6 +175,18 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
       if (!best || (m.span.end_line - m.span.line) < (best->end_line - best->line)) best = &m.span;
     }
   }
+  // A call in forward() (`x = self.c_attn(x)`): the module it calls, when no layer is built here.
+  // Module calls first; else a layer that owns weights (a Linear's contraction runs as its op).
+  for (int pass = 0; pass < 2 && !best; ++pass)
+    for (auto& op : a.model.dataflow.ops) {
+      if (op.module <= 0 || !op.span.valid() || op.span.line > line || line > op.span.end_line) continue;
+      const ir::Module& m = a.model.modules[op.module];
+      bool wanted = pass == 0 ? op.kind == ir::OpKind::Call : !m.parameters.empty();
+      if (wanted && m.span.valid()) {
+        best = &m.span;
+        break;
+      }
+    }
   std::vector<const ir::Module*> group;
   if (best)
     for (auto& m : a.model.modules)

@@ -165,3 +165,19 @@ TEST_CASE("features: hover on a layer names its layout and collectives; lenses s
   }
   CHECK(block_lens);
 }
+
+TEST_CASE("features: hover on a module call in forward() describes the called layer") {
+  std::string text = test::fixture("gpt.py");
+  DocumentAnalyzer analyzer;
+  Settings settings;
+  auto a = analyzer.analyze(1, "gpt.py", text, {}, true, settings);
+  REQUIRE(a->plan.ok);
+  size_t call = text.find("self.qkv(x)");
+  REQUIRE(call != std::string::npos);
+  auto hover = hover_json(*a, call, protocol::PositionEncoding::Utf16);
+  REQUIRE(hover.is_object());
+  std::string md = hover["contents"]["value"];
+  CHECK(md.find("h.*.attn.qkv") != std::string::npos);
+  CHECK(md.find("column_segments") != std::string::npos);
+  CHECK(md.find("[768, 2048]") != std::string::npos);  // 6144 rows: three segments, each split 8 ways
+}
