@@ -1,13 +1,14 @@
 // `shardlens plan FILE [--model EXPR] --mesh RxC [--mesh ...] [--strategy auto|tensor] [--batch N]
 //   [--seq N] [--phase prefill|decode] [--dtype bf16|fp32|bfp8] [--hardware wormhole|blackhole]
 //   [--format text|json] [--spatial HxW] [--pin PARAM=LAYOUT] [--pin-output MODULE=LAYOUT] [--pins-only]
-//   [--emit tt-xla|shard-spec]`
+//   [--emit tt-xla|shard-spec|dtensor|hf-tp-plan|colossalai]`
 #include <cstdio>
 #include <iostream>
 #include <optional>
 #include <sstream>
 
 #include "cli.h"
+#include "emit/frameworks.h"
 #include "emit/insertion.h"
 #include "plan/plan.h"
 #include "plan/plan_output.h"
@@ -22,10 +23,12 @@ const char* kPlanUsage =
     "                      [--batch N] [--seq N] [--phase prefill|decode] [--dtype bf16|fp32|bfp8]\n"
     "                      [--hardware wormhole|blackhole] [--format text|json] [--spatial HxW]\n"
     "                      [--pin PARAM=replicated|shard:D ...] [--pin-output MODULE=replicated|shard:D ...] [--pins-only]\n"
-    "                      [--emit tt-xla|shard-spec]\n"
+    "                      [--emit tt-xla|shard-spec|dtensor|hf-tp-plan|colossalai]\n"
     "  --emit prints annotation code for the first mesh instead of the plan: tt-xla (xs.mark_sharding\n"
-    "  calls, or apply_sharding(model, mesh) when the script builds no instance) or shard-spec\n"
-    "  (tt-forge-models get_mesh_config() + load_shard_spec()).\n";
+    "  calls, or apply_sharding(model, mesh) when the script builds no instance), shard-spec\n"
+    "  (tt-forge-models get_mesh_config() + load_shard_spec()), dtensor (PyTorch parallelize_module\n"
+    "  with ColwiseParallel / RowwiseParallel), hf-tp-plan (a transformers base_model_tp_plan dict)\n"
+    "  or colossalai (a HybridParallelPlugin configuration with its divisibility checks).\n";
 
 std::optional<int64_t> positive(const std::string& flag, const std::string& v) {
   size_t used = 0;
@@ -45,7 +48,8 @@ std::optional<int64_t> positive(const std::string& flag, const std::string& v) {
 // Prints the block, or with --emit-apply (hidden; tests use it) the whole script with the block
 // inserted as the editor's code action would.
 int print_emitted(const std::string& kind, bool apply, const std::vector<std::string>& args, const std::string& file,
-                  const std::string& text, const ir::ModelIR& model, const plan::PlanResult& result) {
+                  const std::string& text, const ir::ModelIR& model, const plan::PlanResult& result,
+                  const std::string& dtype) {
   const auto& mp = result.meshes.front();
   if (mp.parameters.empty() && !model.parameters.empty()) {
     std::string why;
@@ -57,10 +61,20 @@ int print_emitted(const std::string& kind, bool apply, const std::vector<std::st
   if (result.meshes.size() > 1)
     std::fprintf(stderr, "shardlens plan: --emit writes the plan for the first mesh (%s)\n", mp.mesh.shape_string().c_str());
   std::string regenerate = "shardlens plan";
+  bool framework = kind == "dtensor" || kind == "hf-tp-plan" || kind == "colossalai";
   for (auto& a : args) {
     if (a == "--emit-apply") continue;
     bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=+@") == std::string::npos;
     regenerate += " " + (plain ? a : "'" + a + "'");
+  }
+  if (framework) {
+    emit::FrameworkOptions fo;
+    fo.regenerate = regenerate;
+    fo.dtype = dtype;
+    if (kind == "dtensor") std::cout << emit::dtensor_block(model, mp, fo);
+    else if (kind == "hf-tp-plan") std::cout << emit::hf_tp_plan_block(model, mp, fo);
+    else std::cout << emit::colossalai_block(model, mp, result.diagnostics, fo);
+    return 0;
   }
   auto edit = emit::annotation_edit(text, model, mp, kind == "tt-xla" ? emit::BlockKind::TtXla : emit::BlockKind::ShardSpec,
                                     regenerate);
@@ -197,12 +211,8 @@ int run_plan(const std::vector<std::string>& args) {
     } else if (a == "--emit") {
       auto v = value();
       if (!v) return 2;
-      if (*v == "dtensor" || *v == "hf-tp-plan" || *v == "colossalai") {
-        std::fprintf(stderr, "shardlens plan: --emit %s is not yet supported (supported: tt-xla, shard-spec)\n", v->c_str());
-        return 2;
-      }
-      if (*v != "tt-xla" && *v != "shard-spec") {
-        std::fprintf(stderr, "shardlens plan: --emit must be tt-xla or shard-spec, not '%s'\n", v->c_str());
+      if (*v != "tt-xla" && *v != "shard-spec" && *v != "dtensor" && *v != "hf-tp-plan" && *v != "colossalai") {
+        std::fprintf(stderr, "shardlens plan: --emit must be tt-xla, shard-spec, dtensor, hf-tp-plan or colossalai, not '%s'\n", v->c_str());
         return 2;
       }
       emit_kind = *v;
@@ -224,7 +234,7 @@ int run_plan(const std::vector<std::string>& args) {
     std::fputs(kPlanUsage, stderr);
     return 2;
   }
-  if (emit_apply && emit_kind.empty()) {
+  if (emit_apply && emit_kind != "tt-xla" && emit_kind != "shard-spec") {
     std::fprintf(stderr, "shardlens plan: --emit-apply needs --emit tt-xla|shard-spec\n");
     return 2;
   }
@@ -278,7 +288,8 @@ int run_plan(const std::vector<std::string>& args) {
     std::fprintf(stderr, "shardlens plan: %s: %s\n", file.c_str(), result.error.c_str());
     return 1;
   }
-  if (!emit_kind.empty()) return print_emitted(emit_kind, emit_apply, args, file, text, extracted.model, result);
+  if (!emit_kind.empty()) return print_emitted(emit_kind, emit_apply, args, file, text, extracted.model, result,
+                                                  options.workload.dtype);
   if (format == "json") std::cout << plan::to_json(result, extracted.model, options).dump(2) << "\n";
   else std::cout << plan::to_text(result, extracted.model, options);
   return 0;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "emit/frameworks.h"
 #include "emit/insertion.h"
 #include "emit/mark_loops.h"
 #include "emit/python_code.h"
@@ -376,4 +377,118 @@ TEST_CASE("emit: Python pieces: specs, string literals, member access", "[emit]"
   CHECK_FALSE(emit::detail::is_dotted_name("GPT()"));
   CHECK_FALSE(emit::detail::is_dotted_name("a.class"));
   CHECK(emit::anchor_of("pipe.unet") == "pipe");
+}
+
+TEST_CASE("emit: dtensor: Colwise / Rowwise per Linear, one loop over identical blocks", "[emit]") {
+  auto p = plan_script(fixture("llama.py"));
+  const auto& mp = p.result.meshes.at(0);
+  auto styles = emit::framework_styles(p.model, mp);
+  CHECK(styles.tp_size == 8);
+  CHECK(styles.tp_axes == std::vector<std::string>{"model"});
+  CHECK(styles.left_out.empty());
+  std::string block = emit::dtensor_block(p.model, mp);
+  CHECK(block.rfind("# >>> shardlens dtensor tensor parallel >>>\n", 0) == 0);
+  CHECK(block.find("from torch.distributed.tensor.parallel import (\n") != std::string::npos);
+  CHECK(block.find("    from torch.distributed.device_mesh import init_device_mesh\n") != std::string::npos);
+  CHECK(block.find("    mesh = init_device_mesh(device_type, (1, 8), mesh_dim_names=(\"batch\", \"model\"))\n"
+                   "    return mesh[\"model\"]\n") != std::string::npos);
+  CHECK(block.find("def apply_tensor_parallel(model, tp_mesh):\n") != std::string::npos);
+  CHECK(occurrences(block, "for block in model.layers:") == 1);
+  CHECK(block.find("        \"attention.wq\": ColwiseParallel(),\n") != std::string::npos);
+  CHECK(block.find("        \"attention.wo\": RowwiseParallel(),\n") != std::string::npos);
+  CHECK(block.find("        \"feed_forward.w2\": RowwiseParallel(),\n") != std::string::npos);
+  // The LM head is gathered after it: Replicate() output.
+  CHECK(block.find("\"output\": ColwiseParallel(output_layouts=Replicate())") != std::string::npos);
+  CHECK(block.find("layers.3") == std::string::npos);
+  const std::string tail = "    return model\n# <<< shardlens dtensor tensor parallel <<<\n";
+  CHECK(block.substr(block.size() - tail.size()) == tail);
+  CHECK(parses(block));
+}
+
+TEST_CASE("emit: dtensor / hf-tp-plan: fused qkv listed as left out, 2-D plans on one tp group", "[emit]") {
+  {
+    auto p = plan_script(fixture("gpt.py"));
+    const auto& mp = p.result.meshes.at(0);
+    auto styles = emit::framework_styles(p.model, mp);
+    REQUIRE(styles.left_out.size() == 2);
+    CHECK(styles.left_out[0] == "h.*.attn.qkv.weight (column_segments)");
+    std::string block = emit::dtensor_block(p.model, mp);
+    CHECK(block.find("#   h.*.attn.qkv.weight (column_segments)\n") != std::string::npos);
+    CHECK(block.find("attn.qkv\"") == std::string::npos);
+    CHECK(block.find("\"attn.proj\": RowwiseParallel()") != std::string::npos);
+    std::string hf = emit::hf_tp_plan_block(p.model, mp);
+    CHECK(hf.find("\"h.*.mlp.up\": \"colwise\",\n") != std::string::npos);
+    CHECK(hf.find("\"h.*.mlp.down\": \"rowwise\",\n") != std::string::npos);
+    CHECK(hf.find("qkv\"") == std::string::npos);
+    CHECK(parses(hf));
+  }
+  {
+    plan::PlanOptions options;
+    options.meshes = {mesh("2x4")};
+    auto p = plan_script(fixture("llama.py"), options);
+    const auto& mp = p.result.meshes.at(0);
+    auto styles = emit::framework_styles(p.model, mp);
+    CHECK(styles.tp_size == 8);
+    CHECK(styles.tp_axes == std::vector<std::string>{"batch", "model"});
+    std::string block = emit::dtensor_block(p.model, mp);
+    CHECK(block.find("return init_device_mesh(device_type, (8,), mesh_dim_names=(\"tp\",))") != std::string::npos);
+    CHECK(parses(block));
+  }
+}
+
+TEST_CASE("emit: hf-tp-plan: patterns with * per layer index", "[emit]") {
+  auto p = plan_script(fixture("moe.py"));
+  const auto& mp = p.result.meshes.at(0);
+  std::string hf = emit::hf_tp_plan_block(p.model, mp);
+  CHECK(hf.find("base_model_tp_plan = {\n") != std::string::npos);
+  CHECK(hf.find("    \"layers.*.attention.wq\": \"colwise\",\n") != std::string::npos);
+  CHECK(hf.find("    \"layers.*.moe.experts.*.w2\": \"rowwise\",\n") != std::string::npos);
+  CHECK(hf.find("    \"lm_head\": \"colwise_rep\",\n") != std::string::npos);
+  CHECK(hf.find("layers.0") == std::string::npos);
+  CHECK(parses(hf));
+}
+
+TEST_CASE("emit: colossalai: tp_size and its divisibility checks", "[emit]") {
+  {
+    auto p = plan_script(fixture("llama.py"));
+    const auto& mp = p.result.meshes.at(0);
+    std::string c = emit::colossalai_block(p.model, mp, p.result.diagnostics);
+    CHECK(c.find("from colossalai.booster.plugin import HybridParallelPlugin\n") != std::string::npos);
+    CHECK(c.find("TP_SIZE = 8 ") != std::string::npos);
+    CHECK(c.find("    tp_size=TP_SIZE,\n    pp_size=1,\n") != std::string::npos);
+    CHECK(c.find("assert 32 % TP_SIZE == 0") != std::string::npos);  // heads
+    CHECK(c.find("assert 8 % TP_SIZE == 0") != std::string::npos);   // kv heads
+    CHECK(c.find("NOT satisfied") == std::string::npos);
+    CHECK(parses(c));
+  }
+  {
+    plan::PlanOptions options;
+    options.meshes = {mesh("1x32")};
+    auto p = plan_script(fixture("llama.py"), options);
+    const auto& mp = p.result.meshes.at(0);
+    std::string c = emit::colossalai_block(p.model, mp, p.result.diagnostics);
+    CHECK(c.find("TP_SIZE = 32 ") != std::string::npos);
+    CHECK(c.find("# NOT satisfied: kv_heads 8 % 32 != 0") != std::string::npos);
+    CHECK(c.find("#   shardlens: 8 key/value heads do not divide") != std::string::npos);
+    CHECK(c.find("assert 32 % TP_SIZE == 0") != std::string::npos);
+    CHECK(parses(c));
+  }
+}
+
+TEST_CASE("emit: dtensor: blocks with different plans as slices, column outputs gathered unless a row layer follows", "[emit]") {
+  plan::PlanOptions options;
+  options.meshes = {mesh("1x8")};
+  options.workload.phase = plan::Phase::Prefill;
+  auto p = plan_script(fixture("llama.py"), options);
+  const auto& mp = p.result.meshes.at(0);
+  std::string block = emit::dtensor_block(p.model, mp);
+  // Layer 0 differs from the other 31 in this plan: one call for it, one loop over the rest.
+  CHECK(block.find("    parallelize_module(model.get_submodule(\"layers.0\"), tp_mesh, {\n") != std::string::npos);
+  CHECK(block.find("    for block in model.layers[1:]:  # 31 identical blocks\n") != std::string::npos);
+  CHECK(block.find("layers.1\"") == std::string::npos);
+  // w1 / w3 feed w2 (row-parallel) through the SwiGLU product: outputs stay sharded.
+  CHECK(block.find("            \"feed_forward.w1\": ColwiseParallel(),\n") != std::string::npos);
+  // The norms' hidden-dim layout has no DTensor style.
+  CHECK(block.find("#   layers.*.attention_norm.weight (hidden on RMSNorm)\n") != std::string::npos);
+  CHECK(parses(block));
 }
