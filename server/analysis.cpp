@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <tuple>
 
 #include "python/value_locator.h"
+#include "torch/exact_ir.h"
+#include "torch/graph_client.h"
 
 namespace shardlens::server {
 
@@ -80,7 +85,31 @@ void add_plan_findings(DocumentAnalysis& a) {
   }
 }
 
+// The export is used only when it describes exactly this text: newer than the script on disk,
+// and the editor's text is what is on disk (unsaved edits make it stale until the next save).
+bool fresh_export(const std::string& script, const std::string& text, const std::string& pt) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (script.empty() || !fs::is_regular_file(pt, ec) || !fs::is_regular_file(script, ec)) return false;
+  auto pt_time = fs::last_write_time(pt, ec);
+  if (ec) return false;
+  auto script_time = fs::last_write_time(script, ec);
+  if (ec || pt_time < script_time) return false;
+  if (fs::file_size(script, ec) != text.size() || ec) return false;
+  std::ifstream in(script, std::ios::binary);
+  std::string disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return disk == text;
+}
+
 }  // namespace
+
+std::string export_path_for(const std::string& script_path) {
+  std::string base = script_path;
+  auto slash = base.rfind('/');
+  auto dot = base.rfind('.');
+  if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) base = base.substr(0, dot);
+  return base + ".pt";
+}
 
 std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, const std::string& path, const std::string& text,
                                                                   const std::vector<ByteEdit>& edits, bool reset, const Settings& settings) {
@@ -131,6 +160,36 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, c
   auto result = extractor_->extract(extract);
   a->model = std::move(result.model);
   a->extracted = result.ok;
+  // A fresh TorchScript export of this script: the exact graph wins over the static front end
+  // (shardlens-graph runs as a child process; its answers are cached by content).
+  std::string pt = export_path_for(path);
+  if (fresh_export(path, text, pt)) {
+    torchgraph::GraphRequest request;
+    request.file = pt;
+    request.batch = a->options.workload.batch;
+    request.tokens = a->options.workload.tokens_per_forward();
+    auto graph = torchgraph::fetch_graph(request);
+    auto exact = graph.ok ? torchgraph::exact_ir_from_json(graph.json) : torchgraph::ExactIR{};
+    if (graph.ok && exact.ok) {
+      torchgraph::adopt_static_spans(exact.model, a->model);
+      for (auto& blind : torchgraph::compare_with_static(exact.model, a->model)) {
+        Finding f{"static-blind", "information", "the exact graph (" + pt.substr(pt.find_last_of('/') + 1) + ") sees what the static analysis did not: " + blind.message, 0, 0, std::nullopt, ""};
+        if (blind.span.valid()) {
+          f.start = a->offset_of(blind.span, false);
+          f.end = std::max(f.start, a->offset_of(blind.span, true));
+        }
+        a->findings.push_back(std::move(f));
+      }
+      a->model = std::move(exact.model);
+      a->extracted = true;
+      a->exact_graph = pt;
+      result.ok = true;
+    } else {
+      a->findings.push_back({"exact-graph-failed", "warning",
+                             "the export " + pt + " could not be read; using the static analysis: " + (graph.ok ? exact.error : graph.error), 0, 0,
+                             std::nullopt, ""});
+    }
+  }
   if (!result.ok) {
     a->error = result.error;
     a->findings.push_back({"no-model", "information", "shardlens: " + result.error, 0, 0, std::nullopt, ""});

@@ -60,6 +60,7 @@ struct DocumentAnalysis {
   bool extracted = false;   // a model was found
   std::string error;        // why not
   ir::ModelIR model;        // stays put: the plan's names point into it
+  std::string exact_graph;  // the TorchScript export the model came from ("" = the static front end)
   plan::PlanResult plan;
   std::vector<AnnotationSite> annotations;
   ScriptMesh script_mesh;
@@ -89,6 +90,9 @@ class DocumentAnalyzer {
   plan::Planner planner_;
   std::string path_;
 };
+
+// The export beside a script ("model.py" -> "model.pt"), as `shardlens export` writes it.
+std::string export_path_for(const std::string& script_path);
 
 // Annotation discovery and checks (annotations.cpp).
 void find_annotations(DocumentAnalysis& analysis, TSTree* tree);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <set>
@@ -16,6 +17,7 @@
 
 #include "analysis.h"
 #include "emit/report.h"
+#include "torch/export_runner.h"
 #include "lsp_features.h"
 #include "plan/plan_output.h"
 #include "protocol/framing.h"
@@ -440,7 +442,7 @@ class Server {
           {"resolveProvider", true}}},
         {"executeCommandProvider",
          {{"commands", {"shardlens.insertAnnotations", "shardlens.insertLoadShardSpec", "shardlens.showPlan", "shardlens.setMeshes",
-                       "shardlens.generateReport"}}}},
+                       "shardlens.generateReport", "shardlens.exportGraph"}}}},
     };
     reply(in.id, {{"capabilities", capabilities}, {"serverInfo", {{"name", "shardlens"}, {"version", "0.1.0"}}}});
   }
@@ -767,7 +769,7 @@ class Server {
       return reply(in.id, {{"meshes", meshes}});
     }
     if (command == "shardlens.insertAnnotations" || command == "shardlens.insertLoadShardSpec" || command == "shardlens.showPlan" ||
-        command == "shardlens.generateReport") {
+        command == "shardlens.generateReport" || command == "shardlens.exportGraph") {
       if (args.empty() || !(args[0].is_string() || (args[0].is_object() && args[0].contains("uri"))))
         throw RpcError{ec::kInvalidParams, command + " takes [uri]"};
       std::string uri = args[0].is_string() ? args[0].get<std::string>() : args[0]["uri"].get<std::string>();
@@ -785,6 +787,7 @@ class Server {
       return reply(r.id, plan::to_json(a.plan, a.model, a.options));
     }
     if (command == "shardlens.generateReport") return generate_report(doc, r);
+    if (command == "shardlens.exportGraph") return export_graph(doc, r);
     std::string kind = command == "shardlens.insertAnnotations" ? "source.shardlens.insertAnnotations" : "source.shardlens.insertLoadShardSpec";
     std::string error;
     auto edit = source_action_edit(a, doc.uri, kind, encoding_, error);
@@ -824,6 +827,44 @@ class Server {
         reply(id, {{"path", path}, {"uri", path_to_uri(path)}, {"chart", files.chart_path}});
       };
     });
+  }
+
+  // Runs the user's script (TorchScript export on the meta device) only when `allowExecution` is
+  // set; the export lands beside the script and the next analysis uses the exact graph.
+  void export_graph(Document& doc, const ParkedRequest& r) {
+    Settings settings = effective_settings(doc);
+    if (!settings.allow_execution)
+      throw RpcError{ec::kRequestFailed,
+                     "exporting runs your script with Python; set shardlens.allowExecution to true to allow it"};
+    if (doc.path.empty()) throw RpcError{ec::kInvalidParams, "the document is not a file on disk"};
+    torchgraph::ExportRequest request;
+    request.script = doc.path;
+    request.output = export_path_for(doc.path);
+    request.model_expression = settings.model;
+    request.python = settings.python;
+    if (doc.analysis && !doc.analysis->model.root_expression.empty()) request.root_hints.push_back(doc.analysis->model.root_expression);
+    json id = r.id;
+    std::string uri = doc.uri;
+    bool unsaved = doc.analysis && doc.analysis->text != read_disk(doc.path);
+    worker_.submit_task([this, request, id, uri, unsaved]() -> std::function<void()> {
+      auto result = torchgraph::run_export(request);
+      return [this, result, request, id, uri, unsaved]() {
+        if (!result.ok) return reply_error(id, ec::kRequestFailed, "export failed: " + result.message);
+        json answer = {{"path", request.output}, {"method", result.result.value("method", "")}, {"python", result.python}};
+        if (unsaved) answer["note"] = "the document has unsaved changes: the export is of the file on disk and is used once it is saved";
+        reply(id, answer);
+        if (auto it = documents_.find(uri); it != documents_.end()) {
+          it->second.submitted_version = -1;
+          it->second.reset = true;
+          schedule(it->second, 0);
+        }
+      };
+    });
+  }
+
+  static std::string read_disk(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }
 
   protocol::Transport& transport_;

@@ -66,11 +66,16 @@ void Settings::apply(const json& object, std::vector<std::string>& problems) {
   text("dtype", dtype, {"bf16", "fp32", "bfp8"});
   text("hardware", hardware, {"wormhole", "blackhole"});
   text("model", model, {});
+  text("python", python, {});
+  if (auto it = object.find("allowExecution"); it != object.end() && !it->is_null()) {
+    if (it->is_boolean()) allow_execution = it->get<bool>();
+    else problems.push_back("shardlens.allowExecution must be true or false, not " + it->dump());
+  }
 }
 
 json Settings::to_json() const {
   return {{"meshes", meshes}, {"strategy", strategy}, {"batch", batch}, {"seq", seq}, {"phase", phase},
-          {"dtype", dtype},   {"hardware", hardware}, {"model", model}};
+          {"dtype", dtype},   {"hardware", hardware}, {"model", model}, {"allowExecution", allow_execution}, {"python", python}};
 }
 
 plan::PlanOptions Settings::plan_options() const {

@@ -19,6 +19,9 @@ struct Settings {
   std::string dtype = "bf16";
   std::string hardware = "wormhole";
   std::string model;  // root expression; empty: automatic
+  // Running the user's script (a TorchScript export for the exact graph) only when allowed.
+  bool allow_execution = false;  // setting `allowExecution`
+  std::string python;            // setting `python`: the interpreter exports use ("" = automatic)
 
   // Applies the keys present in `object`; a bad value is reported in `problems` and ignored.
   void apply(const nlohmann::json& object, std::vector<std::string>& problems);
