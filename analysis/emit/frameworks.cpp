@@ -346,14 +346,28 @@ std::string hf_tp_plan_block(const ir::ModelIR& model, const plan::MeshPlan& pla
     if (!by_pattern.count(pat)) order.push_back(pat);
     by_pattern[pat].push_back(&m);
   }
+  // transformers looks a module up by its name with every layer index replaced by "*", so a
+  // pattern must hold for all its instances; one that differs between layers is left out.
   std::vector<std::pair<std::string, std::string>> entries;
+  std::unordered_map<std::string, int> module_index;
+  for (size_t i = 0; i < model.modules.size(); ++i) module_index.emplace(model.modules[i].name, static_cast<int>(i));
   for (auto& pat : order) {
     auto& ms = by_pattern[pat];
     bool uniform = ms.size() == instances[pat] &&
                    std::all_of(ms.begin(), ms.end(), [&](auto* m) { return hf_style(*m) == hf_style(*ms.front()); });
-    if (uniform) entries.emplace_back(pat, detail::string_literal(hf_style(*ms.front())));
-    else
-      for (auto* m : ms) entries.emplace_back(m->path, detail::string_literal(hf_style(*m)));
+    if (uniform) {
+      entries.emplace_back(pat, detail::string_literal(hf_style(*ms.front())));
+      continue;
+    }
+    std::string why = hf_style(*ms.front()) + " in " + std::to_string(ms.size()) + " of " + std::to_string(instances[pat]) +
+                      " instances; a transformers plan names every layer alike";
+    auto it = module_index.find(ms.front()->path);
+    if (it == module_index.end()) continue;
+    for (int pi : model.modules[it->second].parameters) {
+      const std::string& pname = model.parameters[pi].name;
+      if (pname.rfind(ms.front()->path + ".", 0) == 0)
+        styles.left_out.push_back(pat + pname.substr(ms.front()->path.size()) + " (" + why + ")");
+    }
   }
   std::string out = header(what, plan, styles, options);
   out += "# transformers tensor-parallel plan (PreTrainedModel.base_model_tp_plan, used by\n";
@@ -361,7 +375,7 @@ std::string hf_tp_plan_block(const ir::ModelIR& model, const plan::MeshPlan& pla
          "). Names are relative to the model root\n";
   out += "# (" + (model.model.empty() ? std::string("the root") : model.model) +
          "), \"*\" for a layer index; move entries under a base model's prefix into its own plan.\n";
-  bool embedding = std::any_of(styles.modules.begin(), styles.modules.end(), [](auto& m) { return m.embedding; });
+  bool embedding = std::any_of(styles.modules.begin(), styles.modules.end(), [](auto& m) { return m.embedding && m.style == "rowwise"; });
   if (embedding) out += "# \"rowwise\" on an nn.Embedding splits the vocabulary (ids replicated, output all-reduced).\n";
   out += "base_model_tp_plan = " + plan_dict(entries, 0) + "\n";
   out += footer(what);

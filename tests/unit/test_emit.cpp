@@ -492,3 +492,16 @@ TEST_CASE("emit: dtensor: blocks with different plans as slices, column outputs 
   CHECK(block.find("#   layers.*.attention_norm.weight (hidden on RMSNorm)\n") != std::string::npos);
   CHECK(parses(block));
 }
+
+TEST_CASE("emit: hf-tp-plan: a layout that differs between layers is left out, not spelled per index", "[emit]") {
+  plan::PlanOptions options;
+  options.meshes = {mesh("1x8")};
+  options.workload.phase = plan::Phase::Prefill;
+  auto p = plan_script(fixture("llama.py"), options);
+  std::string hf = emit::hf_tp_plan_block(p.model, p.result.meshes.at(0));
+  CHECK(hf.find("#   layers.*.attention.wq.weight (colwise_rep in 1 of 32 instances;") != std::string::npos);
+  CHECK(hf.find("\"layers.*.attention.wq\"") == std::string::npos);
+  CHECK(hf.find("    \"layers.*.feed_forward.w2\": \"rowwise\",\n") != std::string::npos);
+  CHECK(hf.find("layers.0") == std::string::npos);
+  CHECK(parses(hf));
+}
