@@ -260,8 +260,11 @@ std::string dtensor_block(const ir::ModelIR& model, const plan::MeshPlan& plan, 
   out += "except ImportError:\n    from torch.distributed._tensor import Replicate\n";
   out += "\n\ndef make_tp_mesh(device_type=\"cuda\"):\n";
   out += "    # torch >= 2.2. On torch 2.0 / 2.1 build torch.distributed._tensor.DeviceMesh(device_type,\n";
-  out += "    # torch.arange(" + std::to_string(plan.mesh.devices()) + ").reshape(" + std::to_string(plan.mesh.rows) + ", " +
-         std::to_string(plan.mesh.cols) + ")) and pass tp_mesh_dim=1 to parallelize_module instead.\n";
+  if (styles.tp_axes.size() > 1)
+    out += "    # torch.arange(" + std::to_string(plan.mesh.devices()) + ")) instead.\n";
+  else
+    out += "    # torch.arange(" + std::to_string(plan.mesh.devices()) + ").reshape(" + std::to_string(plan.mesh.rows) + ", " +
+           std::to_string(plan.mesh.cols) + ")) and pass tp_mesh_dim=1 to parallelize_module instead.\n";
   out += "    from torch.distributed.device_mesh import init_device_mesh\n";
   if (styles.tp_axes.size() > 1) {
     out += "    # The plan splits each sharded parameter over the \"batch\" and \"model\" axes together: one\n";
@@ -269,8 +272,8 @@ std::string dtensor_block(const ir::ModelIR& model, const plan::MeshPlan& plan, 
     out += "    return init_device_mesh(device_type, (" + std::to_string(styles.tp_size) + ",), mesh_dim_names=(\"tp\",))\n";
   } else {
     if (plan.mesh.rows > 1)
-      out += "    # The \"batch\" axis (" + std::to_string(plan.mesh.rows) + ") is " + plan.mode +
-             ": wrap the model with FSDP / DDP over mesh[\"batch\"].\n";
+      out += "    # The plan keeps the model whole along the \"batch\" axis (" + std::to_string(plan.mesh.rows) + ", " + plan.mode +
+             "):\n    # use it for data parallelism (FSDP / DDP over mesh[\"batch\"]).\n";
     out += "    mesh = init_device_mesh(device_type, (" + std::to_string(plan.mesh.rows) + ", " +
            std::to_string(plan.mesh.cols) + "), mesh_dim_names=(\"batch\", \"model\"))\n";
     out += "    return mesh[\"model\"]\n";

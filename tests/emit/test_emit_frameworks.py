@@ -44,7 +44,7 @@ ROOT_CLASS = {"odd_names.py": "Odd", "tinynet.py": "TinyNet"}
 # (script, extra plan arguments, meshes, snippet text that must appear per kind)
 CASES = [
     (os.path.join(SHARED, "fixtures", "mlp.py"), [], ["1x8", "2x4"], {}),
-    (os.path.join(SHARED, "fixtures", "gpt.py"), [], ["1x8"],
+    (os.path.join(SHARED, "fixtures", "gpt.py"), [], ["1x8", "8x4"],
      {"dtensor": "h.*.attn.qkv.weight (column_segments)", "hf-tp-plan": "h.*.attn.qkv.weight (column_segments)"}),
     (os.path.join(SHARED, "fixtures", "llama.py"), [], ["1x8", "2x4"], {"dtensor": "for block in model.layers:"}),
     (os.path.join(SHARED, "fixtures", "llama.py"), [], ["1x32"],

@@ -432,7 +432,24 @@ TEST_CASE("emit: dtensor / hf-tp-plan: fused qkv listed as left out, 2-D plans o
     CHECK(styles.tp_axes == std::vector<std::string>{"batch", "model"});
     std::string block = emit::dtensor_block(p.model, mp);
     CHECK(block.find("return init_device_mesh(device_type, (8,), mesh_dim_names=(\"tp\",))") != std::string::npos);
+    CHECK(block.find("# torch.arange(8)) instead.\n") != std::string::npos);
     CHECK(parses(block));
+  }
+  {
+    plan::PlanOptions options;
+    options.meshes = {mesh("8x4")};
+    auto p = plan_script(fixture("gpt.py"), options);
+    const auto& mp = p.result.meshes.at(0);
+    REQUIRE(mp.mode == "rows replicated");
+    auto styles = emit::framework_styles(p.model, mp);
+    CHECK(styles.tp_size == 4);
+    std::string block = emit::dtensor_block(p.model, mp);
+    CHECK(block.find("    mesh = init_device_mesh(device_type, (8, 4), mesh_dim_names=(\"batch\", \"model\"))\n"
+                     "    return mesh[\"model\"]\n") != std::string::npos);
+    CHECK(block.find("FSDP / DDP over mesh[\"batch\"]") != std::string::npos);
+    std::string c = emit::colossalai_block(p.model, mp, p.result.diagnostics);
+    CHECK(c.find("TP_SIZE = 4 ") != std::string::npos);
+    CHECK(parses(c));
   }
 }
 
