@@ -279,6 +279,13 @@ std::string dtensor_block(const ir::ModelIR& model, const plan::MeshPlan& plan, 
     out += "    return mesh[\"model\"]\n";
   }
   out += "\n\ndef apply_tensor_parallel(model, tp_mesh):\n";
+  for (auto it = root_entries.begin(); it != root_entries.end();)
+    if (it->first.empty()) {  // the root itself is the layer: its style, not a plan dict
+      out += "    parallelize_module(model, tp_mesh, " + it->second + ")\n";
+      it = root_entries.erase(it);
+    } else {
+      ++it;
+    }
   if (!root_entries.empty())
     out += "    parallelize_module(model, tp_mesh, " + plan_dict(root_entries, 1) + ")\n";
   for (auto& container : containers) {
@@ -356,6 +363,10 @@ std::string hf_tp_plan_block(const ir::ModelIR& model, const plan::MeshPlan& pla
   for (size_t i = 0; i < model.modules.size(); ++i) module_index.emplace(model.modules[i].name, static_cast<int>(i));
   for (auto& pat : order) {
     auto& ms = by_pattern[pat];
+    if (pat.empty()) {  // the root itself: a plan names submodules only
+      styles.left_out.push_back("weight (" + hf_style(*ms.front()) + " on the root module: a plan names submodules)");
+      continue;
+    }
     bool uniform = ms.size() == instances[pat] &&
                    std::all_of(ms.begin(), ms.end(), [&](auto* m) { return hf_style(*m) == hf_style(*ms.front()); });
     if (uniform) {
