@@ -145,8 +145,8 @@ class Planner {
   ~Planner();
   PlanResult plan(const ir::ModelIR& model, const PlanOptions& options);
   size_t memo_entries() const;
-  // Starts a new generation of the memo: solved bodies not used again before the next call are
-  // dropped then. An editor calls it once per document version, so memory follows the model.
+  // Starts a new generation of the memo: solved bodies unused for two generations are dropped. An
+  // editor calls it once per document version, so memory follows the model.
   void new_generation();
 
  private:

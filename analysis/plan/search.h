@@ -121,37 +121,42 @@ std::string module_pattern(const std::string& name);
 std::vector<Strat> strategies(const Prepared& prep, int op, const Context& ctx);
 
 // Strategies shared by the same op of identical blocks (keyed by op signature and context).
-// A cache in two generations: what was used since the last new_generation() lives in `now`, the
-// rest in `old` until the next one drops it. A long editing session keeps what the current model
-// needs and no more. Lookups promote (node handles keep references valid).
+// A cache in generations: what was used since the last new_generation() lives in `now`; what is
+// not used for two generations in a row is dropped (an undo or a reverted keystroke still finds
+// the previous version). A long editing session keeps what the current model needs and little
+// more. Lookups promote (node handles keep references valid).
 template <typename V>
 class Generational {
  public:
   V* find(uint64_t key) {
     if (auto it = now_.find(key); it != now_.end()) return &it->second;
-    auto it = old_.find(key);
-    if (it == old_.end()) return nullptr;
-    auto node = old_.extract(it);
-    return &now_.insert(std::move(node)).position->second;
+    for (auto* older : {&old_, &oldest_})
+      if (auto it = older->find(key); it != older->end()) {
+        auto node = older->extract(it);
+        return &now_.insert(std::move(node)).position->second;
+      }
+    return nullptr;
   }
-  bool in_old(uint64_t key) const { return old_.count(key) > 0; }
+  bool in_old(uint64_t key) const { return old_.count(key) > 0 || oldest_.count(key) > 0; }
   V& emplace(uint64_t key, V value) { return now_.emplace(key, std::move(value)).first->second; }
   V& at(uint64_t key) {
     if (V* v = find(key)) return *v;
     throw std::out_of_range("planner cache: missing entry");
   }
-  size_t size() const { return now_.size() + old_.size(); }
+  size_t size() const { return now_.size() + old_.size() + oldest_.size(); }
   void clear() {
     now_.clear();
     old_.clear();
+    oldest_.clear();
   }
   void new_generation() {
+    oldest_ = std::move(old_);
     old_ = std::move(now_);
     now_.clear();
   }
 
  private:
-  std::unordered_map<uint64_t, V> now_, old_;
+  std::unordered_map<uint64_t, V> now_, old_, oldest_;
 };
 
 class StrategyCache {
