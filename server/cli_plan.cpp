@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "cli_planning.h"
 #include "emit/frameworks.h"
 #include "emit/insertion.h"
 #include "plan/plan.h"
@@ -29,21 +30,6 @@ const char* kPlanUsage =
     "  (tt-forge-models get_mesh_config() + load_shard_spec()), dtensor (PyTorch parallelize_module\n"
     "  with ColwiseParallel / RowwiseParallel), hf-tp-plan (a transformers base_model_tp_plan dict)\n"
     "  or colossalai (a HybridParallelPlugin configuration with its divisibility checks).\n";
-
-std::optional<int64_t> positive(const std::string& flag, const std::string& v) {
-  size_t used = 0;
-  long long x = 0;
-  try {
-    x = std::stoll(v, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used != v.size() || x <= 0) {
-    std::fprintf(stderr, "shardlens plan: %s must be a positive integer, not '%s'\n", flag.c_str(), v.c_str());
-    return std::nullopt;
-  }
-  return x;
-}
 
 // Prints the block, or with --emit-apply (hidden; tests use it) the whole script with the block
 // inserted as the editor's code action would.
@@ -90,22 +76,17 @@ int print_emitted(const std::string& kind, bool apply, const std::vector<std::st
   return 0;
 }
 
-bool valid_layout(const std::string& s) {
-  if (s == "replicated" || s == "partial") return true;
-  if (s.rfind("shard:", 0) != 0 || s.size() == 6) return false;
-  for (size_t i = 6; i < s.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-  return true;
-}
-
 }  // namespace
 
 int run_plan(const std::vector<std::string>& args) {
-  std::string file, model_expr, format = "text", emit_kind;
+  std::string file, format = "text", emit_kind;
   bool emit_apply = false;
-  plan::PlanOptions options;
-  python::TraceWorkload trace;
+  PlanningArgs planning;
+  plan::PlanOptions& options = planning.options;
   for (size_t i = 0; i < args.size(); ++i) {
+    auto planning_flag = take_planning_flag("shardlens plan", kPlanUsage, args, i, planning);
+    if (planning_flag == FlagStatus::Error) return 2;
+    if (planning_flag == FlagStatus::Taken) continue;
     std::string a = args[i];
     std::string inline_value;
     bool has_inline = false;
@@ -122,61 +103,7 @@ int run_plan(const std::vector<std::string>& args) {
       }
       return args[++i];
     };
-    if (a == "--model") {
-      auto v = value();
-      if (!v) return 2;
-      model_expr = *v;
-    } else if (a == "--mesh") {
-      auto v = value();
-      if (!v) return 2;
-      std::string error;
-      auto m = plan::parse_mesh(*v, error);
-      if (!m) {
-        std::fprintf(stderr, "shardlens plan: %s\n", error.c_str());
-        return 2;
-      }
-      options.meshes.push_back(*m);
-    } else if (a == "--strategy") {
-      auto v = value();
-      if (!v) return 2;
-      if (*v == "auto") options.strategy = plan::StrategyMode::Auto;
-      else if (*v == "tensor") options.strategy = plan::StrategyMode::Tensor;
-      else {
-        std::fprintf(stderr, "shardlens plan: --strategy must be auto or tensor, not '%s'\n", v->c_str());
-        return 2;
-      }
-    } else if (a == "--batch" || a == "--seq") {
-      auto v = value();
-      if (!v) return 2;
-      auto n = positive(a, *v);
-      if (!n) return 2;
-      (a == "--batch" ? options.workload.batch : options.workload.seq) = *n;
-    } else if (a == "--phase") {
-      auto v = value();
-      if (!v) return 2;
-      if (*v == "prefill") options.workload.phase = plan::Phase::Prefill;
-      else if (*v == "decode") options.workload.phase = plan::Phase::Decode;
-      else {
-        std::fprintf(stderr, "shardlens plan: --phase must be prefill or decode, not '%s'\n", v->c_str());
-        return 2;
-      }
-    } else if (a == "--dtype") {
-      auto v = value();
-      if (!v) return 2;
-      if (*v != "bf16" && *v != "fp32" && *v != "bfp8") {
-        std::fprintf(stderr, "shardlens plan: --dtype must be bf16, fp32 or bfp8, not '%s'\n", v->c_str());
-        return 2;
-      }
-      options.workload.dtype = *v;
-    } else if (a == "--hardware") {
-      auto v = value();
-      if (!v) return 2;
-      options.hardware = plan::find_hardware(*v);
-      if (!options.hardware) {
-        std::fprintf(stderr, "shardlens plan: --hardware must be wormhole or blackhole, not '%s'\n", v->c_str());
-        return 2;
-      }
-    } else if (a == "--format") {
+    if (a == "--format") {
       auto v = value();
       if (!v) return 2;
       if (*v != "text" && *v != "json") {
@@ -184,30 +111,6 @@ int run_plan(const std::vector<std::string>& args) {
         return 2;
       }
       format = *v;
-    } else if (a == "--spatial") {
-      auto v = value();
-      if (!v) return 2;
-      auto x = v->find('x');
-      auto h = x == std::string::npos ? std::nullopt : positive(a, v->substr(0, x));
-      auto w = h ? positive(a, v->substr(x + 1)) : std::nullopt;
-      if (!h || !w) {
-        std::fprintf(stderr, "shardlens plan: --spatial must be HxW with positive integers, e.g. 64x64\n");
-        return 2;
-      }
-      trace.spatial[0] = *h;
-      trace.spatial[1] = *w;
-    } else if (a == "--pin" || a == "--pin-output") {
-      if (i + 1 >= args.size()) {
-        std::fprintf(stderr, "shardlens plan: %s needs NAME=LAYOUT\n", a.c_str());
-        return 2;
-      }
-      std::string v = args[++i];
-      auto eq = v.find('=');
-      if (eq == std::string::npos || !valid_layout(v.substr(eq + 1))) {
-        std::fprintf(stderr, "shardlens plan: %s takes NAME=LAYOUT with LAYOUT replicated, partial or shard:D, not '%s'\n", a.c_str(), v.c_str());
-        return 2;
-      }
-      (a == "--pin" ? options.pinned_parameters : options.pinned_outputs)[v.substr(0, eq)] = v.substr(eq + 1);
     } else if (a == "--emit") {
       auto v = value();
       if (!v) return 2;
@@ -218,8 +121,6 @@ int run_plan(const std::vector<std::string>& args) {
       emit_kind = *v;
     } else if (a == "--emit-apply") {
       emit_apply = true;
-    } else if (a == "--pins-only") {
-      options.evaluate_pins_only = true;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "shardlens plan: unknown option '%s'\n%s", a.c_str(), kPlanUsage);
       return 2;
@@ -238,10 +139,7 @@ int run_plan(const std::vector<std::string>& args) {
     std::fprintf(stderr, "shardlens plan: --emit-apply needs --emit tt-xla|shard-spec\n");
     return 2;
   }
-  if (options.meshes.empty()) {
-    std::string error;
-    options.meshes.push_back(*plan::parse_mesh("t3k", error));
-  }
+  finish_planning_args(planning);
   std::string text, error;
   if (!read_file(file, text, error)) {
     std::fprintf(stderr, "shardlens plan: %s\n", error.c_str());
@@ -253,11 +151,9 @@ int run_plan(const std::vector<std::string>& args) {
   }
   python::ModelExtractor extractor(text, file);
   python::ExtractOptions extract;
-  extract.model_expression = model_expr;
+  extract.model_expression = planning.model_expr;
   extract.trace_forward = true;
-  trace.batch = options.workload.batch;
-  trace.tokens = options.workload.tokens_per_forward();
-  extract.workload = trace;
+  extract.workload = planning.trace;
   auto extracted = extractor.extract(extract);
   if (!extracted.ok) {
     std::fprintf(stderr, "shardlens plan: %s: %s\n", file.c_str(), extracted.error.c_str());

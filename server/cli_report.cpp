@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cli.h"
+#include "cli_planning.h"
 #include "emit/report.h"
 #include "plan/plan.h"
 #include "python/extractor.h"
@@ -22,29 +23,6 @@ const char* kReportUsage =
     "  writes the sharding report (default sharding_analysis.md; a directory gets that name inside) and its\n"
     "  chart beside it (sharding_analysis.ccl_bytes.svg); -o - prints the Markdown instead (no chart).\n";
 
-std::optional<int64_t> positive(const std::string& flag, const std::string& v) {
-  size_t used = 0;
-  long long x = 0;
-  try {
-    x = std::stoll(v, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used != v.size() || x <= 0) {
-    std::fprintf(stderr, "shardlens report: %s must be a positive integer, not '%s'\n", flag.c_str(), v.c_str());
-    return std::nullopt;
-  }
-  return x;
-}
-
-bool valid_layout(const std::string& s) {
-  if (s == "replicated" || s == "partial") return true;
-  if (s.rfind("shard:", 0) != 0 || s.size() == 6) return false;
-  for (size_t i = 6; i < s.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-  return true;
-}
-
 std::string shell_word(const std::string& a) {
   bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=+@") == std::string::npos;
   return plain ? a : "'" + a + "'";
@@ -53,11 +31,18 @@ std::string shell_word(const std::string& a) {
 }  // namespace
 
 int run_report(const std::vector<std::string>& args) {
-  std::string file, model_expr, output = "sharding_analysis.md";
-  plan::PlanOptions options;
-  python::TraceWorkload trace;
+  std::string file, output = "sharding_analysis.md";
+  PlanningArgs planning;
+  plan::PlanOptions& options = planning.options;
   std::string regenerate = "shardlens report";
   for (size_t i = 0; i < args.size(); ++i) {
+    size_t first = i;
+    auto planning_flag = take_planning_flag("shardlens report", kReportUsage, args, i, planning);
+    if (planning_flag == FlagStatus::Error) return 2;
+    if (planning_flag == FlagStatus::Taken) {
+      for (size_t k = first; k <= i; ++k) regenerate += " " + shell_word(args[k]);
+      continue;
+    }
     std::string a = args[i];
     std::string inline_value;
     bool has_inline = false;
@@ -84,88 +69,7 @@ int run_report(const std::vector<std::string>& args) {
       output = *v;
       continue;  // not part of the regenerate line: the report says where it came from, not where it went
     }
-    size_t first = i;
-    if (a == "--model") {
-      auto v = value();
-      if (!v) return 2;
-      model_expr = *v;
-    } else if (a == "--mesh") {
-      auto v = value();
-      if (!v) return 2;
-      std::string error;
-      auto m = plan::parse_mesh(*v, error);
-      if (!m) {
-        std::fprintf(stderr, "shardlens report: %s\n", error.c_str());
-        return 2;
-      }
-      options.meshes.push_back(*m);
-    } else if (a == "--strategy") {
-      auto v = value();
-      if (!v) return 2;
-      if (*v == "auto") options.strategy = plan::StrategyMode::Auto;
-      else if (*v == "tensor") options.strategy = plan::StrategyMode::Tensor;
-      else {
-        std::fprintf(stderr, "shardlens report: --strategy must be auto or tensor, not '%s'\n", v->c_str());
-        return 2;
-      }
-    } else if (a == "--batch" || a == "--seq") {
-      auto v = value();
-      if (!v) return 2;
-      auto n = positive(a, *v);
-      if (!n) return 2;
-      (a == "--batch" ? options.workload.batch : options.workload.seq) = *n;
-    } else if (a == "--phase") {
-      auto v = value();
-      if (!v) return 2;
-      if (*v == "prefill") options.workload.phase = plan::Phase::Prefill;
-      else if (*v == "decode") options.workload.phase = plan::Phase::Decode;
-      else {
-        std::fprintf(stderr, "shardlens report: --phase must be prefill or decode, not '%s'\n", v->c_str());
-        return 2;
-      }
-    } else if (a == "--dtype") {
-      auto v = value();
-      if (!v) return 2;
-      if (*v != "bf16" && *v != "fp32" && *v != "bfp8") {
-        std::fprintf(stderr, "shardlens report: --dtype must be bf16, fp32 or bfp8, not '%s'\n", v->c_str());
-        return 2;
-      }
-      options.workload.dtype = *v;
-    } else if (a == "--hardware") {
-      auto v = value();
-      if (!v) return 2;
-      options.hardware = plan::find_hardware(*v);
-      if (!options.hardware) {
-        std::fprintf(stderr, "shardlens report: --hardware must be wormhole or blackhole, not '%s'\n", v->c_str());
-        return 2;
-      }
-    } else if (a == "--spatial") {
-      auto v = value();
-      if (!v) return 2;
-      auto x = v->find('x');
-      auto h = x == std::string::npos ? std::nullopt : positive(a, v->substr(0, x));
-      auto w = h ? positive(a, v->substr(x + 1)) : std::nullopt;
-      if (!h || !w) {
-        std::fprintf(stderr, "shardlens report: --spatial must be HxW with positive integers, e.g. 64x64\n");
-        return 2;
-      }
-      trace.spatial[0] = *h;
-      trace.spatial[1] = *w;
-    } else if (a == "--pin" || a == "--pin-output") {
-      if (i + 1 >= args.size()) {
-        std::fprintf(stderr, "shardlens report: %s needs NAME=LAYOUT\n", a.c_str());
-        return 2;
-      }
-      std::string v = args[++i];
-      auto eq = v.find('=');
-      if (eq == std::string::npos || !valid_layout(v.substr(eq + 1))) {
-        std::fprintf(stderr, "shardlens report: %s takes NAME=LAYOUT with LAYOUT replicated, partial or shard:D, not '%s'\n", a.c_str(), v.c_str());
-        return 2;
-      }
-      (a == "--pin" ? options.pinned_parameters : options.pinned_outputs)[v.substr(0, eq)] = v.substr(eq + 1);
-    } else if (a == "--pins-only") {
-      options.evaluate_pins_only = true;
-    } else if (a == "--format" || a == "--emit") {
+    if (a == "--format" || a == "--emit") {
       std::fprintf(stderr, "shardlens report: %s belongs to `shardlens plan`; the report is Markdown (-o - prints it)\n", a.c_str());
       return 2;
     } else if (!a.empty() && a[0] == '-' && a != "-") {
@@ -183,11 +87,8 @@ int run_report(const std::vector<std::string>& args) {
     std::fputs(kReportUsage, stderr);
     return 2;
   }
-  if (options.meshes.empty()) {
-    std::string error;
-    options.meshes.push_back(*plan::parse_mesh("t3k", error));
-    regenerate += " --mesh t3k";
-  }
+  if (options.meshes.empty()) regenerate += " --mesh t3k";
+  finish_planning_args(planning);
   std::string text, error;
   if (!read_file(file, text, error)) {
     std::fprintf(stderr, "shardlens report: %s\n", error.c_str());
@@ -199,11 +100,9 @@ int run_report(const std::vector<std::string>& args) {
   }
   python::ModelExtractor extractor(text, file);
   python::ExtractOptions extract;
-  extract.model_expression = model_expr;
+  extract.model_expression = planning.model_expr;
   extract.trace_forward = true;
-  trace.batch = options.workload.batch;
-  trace.tokens = options.workload.tokens_per_forward();
-  extract.workload = trace;
+  extract.workload = planning.trace;
   auto extracted = extractor.extract(extract);
   if (!extracted.ok) {
     std::fprintf(stderr, "shardlens report: %s: %s\n", file.c_str(), extracted.error.c_str());

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli.h"
+#include "cli_planning.h"
 #include "ir/ir_json.h"
 #include "ir/ir_text.h"
 #include "plan/plan.h"
@@ -383,12 +384,17 @@ int run_graph(const std::vector<std::string>& args) {
 }
 
 int run_plan_graph(const std::vector<std::string>& args) {
-  std::string file, model_expr, format = "text", graph_file;
-  plan::PlanOptions options;
+  std::string file, format = "text", graph_file;
+  PlanningArgs planning;
+  plan::PlanOptions& options = planning.options;
+  const std::string& model_expr = planning.model_expr;
   torchgraph::GraphRequest req;
   torchgraph::GraphClientOptions client;
   const std::string prog = "shardlens plan";
   for (size_t i = 0; i < args.size(); ++i) {
+    auto planning_flag = take_planning_flag("shardlens plan", kPlanGraphUsage, args, i, planning);
+    if (planning_flag == FlagStatus::Error) return 2;
+    if (planning_flag == FlagStatus::Taken) continue;
     std::string a = args[i];
     std::string inline_value;
     bool has_inline = false;
@@ -409,60 +415,6 @@ int run_plan_graph(const std::vector<std::string>& args) {
       auto v = value();
       if (!v) return 2;
       graph_file = *v;
-    } else if (a == "--model") {
-      auto v = value();
-      if (!v) return 2;
-      model_expr = *v;
-    } else if (a == "--mesh") {
-      auto v = value();
-      if (!v) return 2;
-      std::string error;
-      auto m = plan::parse_mesh(*v, error);
-      if (!m) {
-        std::fprintf(stderr, "shardlens plan: %s\n", error.c_str());
-        return 2;
-      }
-      options.meshes.push_back(*m);
-    } else if (a == "--strategy") {
-      auto v = value();
-      if (!v) return 2;
-      if (*v == "auto") options.strategy = plan::StrategyMode::Auto;
-      else if (*v == "tensor") options.strategy = plan::StrategyMode::Tensor;
-      else {
-        std::fprintf(stderr, "shardlens plan: --strategy must be auto or tensor, not '%s'\n", v->c_str());
-        return 2;
-      }
-    } else if (a == "--batch" || a == "--seq") {
-      auto v = value();
-      if (!v) return 2;
-      auto n = positive_int(prog, a, *v);
-      if (!n) return 2;
-      (a == "--batch" ? options.workload.batch : options.workload.seq) = *n;
-    } else if (a == "--phase") {
-      auto v = value();
-      if (!v) return 2;
-      if (*v == "prefill") options.workload.phase = plan::Phase::Prefill;
-      else if (*v == "decode") options.workload.phase = plan::Phase::Decode;
-      else {
-        std::fprintf(stderr, "shardlens plan: --phase must be prefill or decode, not '%s'\n", v->c_str());
-        return 2;
-      }
-    } else if (a == "--dtype") {
-      auto v = value();
-      if (!v) return 2;
-      if (*v != "bf16" && *v != "fp32" && *v != "bfp8") {
-        std::fprintf(stderr, "shardlens plan: --dtype must be bf16, fp32 or bfp8, not '%s'\n", v->c_str());
-        return 2;
-      }
-      options.workload.dtype = *v;
-    } else if (a == "--hardware") {
-      auto v = value();
-      if (!v) return 2;
-      options.hardware = plan::find_hardware(*v);
-      if (!options.hardware) {
-        std::fprintf(stderr, "shardlens plan: --hardware must be wormhole or blackhole, not '%s'\n", v->c_str());
-        return 2;
-      }
     } else if (a == "--format") {
       auto v = value();
       if (!v) return 2;
@@ -471,32 +423,6 @@ int run_plan_graph(const std::vector<std::string>& args) {
         return 2;
       }
       format = *v;
-    } else if (a == "--spatial") {
-      auto v = value();
-      if (!v) return 2;
-      auto x = v->find('x');
-      auto h = x == std::string::npos ? std::nullopt : positive_int(prog, a, v->substr(0, x));
-      auto w = h ? positive_int(prog, a, v->substr(x + 1)) : std::nullopt;
-      if (!h || !w) {
-        std::fprintf(stderr, "shardlens plan: --spatial must be HxW with positive integers, e.g. 64x64\n");
-        return 2;
-      }
-      req.spatial[0] = *h;
-      req.spatial[1] = *w;
-    } else if (a == "--pin" || a == "--pin-output") {
-      if (i + 1 >= args.size()) {
-        std::fprintf(stderr, "shardlens plan: %s needs NAME=LAYOUT\n", a.c_str());
-        return 2;
-      }
-      std::string v = args[++i];
-      auto eq = v.find('=');
-      if (eq == std::string::npos) {
-        std::fprintf(stderr, "shardlens plan: %s takes NAME=LAYOUT, not '%s'\n", a.c_str(), v.c_str());
-        return 2;
-      }
-      (a == "--pin" ? options.pinned_parameters : options.pinned_outputs)[v.substr(0, eq)] = v.substr(eq + 1);
-    } else if (a == "--pins-only") {
-      options.evaluate_pins_only = true;
     } else if (a == "--no-cache") {
       client.use_cache = false;
     } else if (a == "--emit" || a == "--emit-apply") {
@@ -516,10 +442,9 @@ int run_plan_graph(const std::vector<std::string>& args) {
     std::fputs(kPlanGraphUsage, stderr);
     return 2;
   }
-  if (options.meshes.empty()) {
-    std::string error;
-    options.meshes.push_back(*plan::parse_mesh("t3k", error));
-  }
+  finish_planning_args(planning);
+  req.spatial[0] = planning.trace.spatial[0];
+  req.spatial[1] = planning.trace.spatial[1];
   std::string text, error;
   if (!read_file(file, text, error)) {
     std::fprintf(stderr, "shardlens plan: %s\n", error.c_str());
