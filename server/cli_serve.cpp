@@ -17,7 +17,7 @@ int run_serve(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--stdio") continue;
-    if ((a == "--listen" || a == "--log-level") && i + 1 >= args.size()) {
+    if ((a == "--listen" || a == "--log-level" || a == "--progress-after-ms") && i + 1 >= args.size()) {
       std::fprintf(stderr, "shardlens serve: %s needs a value\n", a.c_str());
       return 2;
     }
@@ -32,6 +32,17 @@ int run_serve(const std::vector<std::string>& args) {
       else if (level == "debug") options.log_level = 2;
       else {
         std::fprintf(stderr, "shardlens serve: --log-level must be error, info or debug, not '%s'\n", level.c_str());
+        return 2;
+      }
+    } else if (a == "--progress-after-ms") {
+      // How long an analysis runs before it shows as $/progress (default 300; tests use 0).
+      try {
+        options.progress_after_ms = std::stoi(args[++i]);
+      } catch (...) {
+        options.progress_after_ms = -1;
+      }
+      if (options.progress_after_ms < 0) {
+        std::fprintf(stderr, "shardlens serve: --progress-after-ms takes a number of milliseconds, not '%s'\n", args[i].c_str());
         return 2;
       }
     } else if (a.rfind("--clientProcessId", 0) == 0) {

@@ -214,6 +214,7 @@ struct Document {
   Clock::time_point last_change{};
   std::optional<Clock::time_point> progress_due;  // report $/progress if analysis takes longer
   std::string progress_token;
+  bool progress_begun = false;  // the client created the token and saw "begin"
 };
 
 std::string uri_to_path(const std::string& uri) {
@@ -637,7 +638,8 @@ class Server {
     doc.pending_edits.clear();
     doc.reset = false;
     doc.submitted_version = doc.version;
-    if (client_progress_ && doc.progress_token.empty()) doc.progress_due = Clock::now() + std::chrono::milliseconds(300);
+    if (client_progress_ && doc.progress_token.empty())
+      doc.progress_due = Clock::now() + std::chrono::milliseconds(options_.progress_after_ms);
     worker_.submit(doc.uri, std::move(job));
   }
 
@@ -663,15 +665,21 @@ class Server {
     doc.progress_due.reset();
     doc.progress_token = "shardlens-progress-" + std::to_string(++progress_id_);
     std::string token = doc.progress_token, uri = doc.uri;
-    request("window/workDoneProgress/create", {{"token", token}}, [](const json&, bool) {});
     std::string name = std::filesystem::path(doc.path.empty() ? doc.uri : doc.path).filename().string();
-    notify("$/progress", {{"token", token}, {"value", {{"kind", "begin"}, {"title", "shardlens"}, {"message", "planning " + name}, {"cancellable", false}}}});
+    // The token may be used only once the client has created it; if the analysis ended meanwhile,
+    // begin and end still pair up.
+    request("window/workDoneProgress/create", {{"token", token}}, [this, token, uri, name](const json&, bool error) {
+      auto it = documents_.find(uri);
+      if (error || it == documents_.end() || it->second.progress_token != token) return;  // done already
+      notify("$/progress", {{"token", token}, {"value", {{"kind", "begin"}, {"title", "shardlens"}, {"message", "planning " + name}, {"cancellable", false}}}});
+      it->second.progress_begun = true;
+    });
   }
 
   void end_progress(Document& doc) {
     doc.progress_due.reset();
-    if (doc.progress_token.empty()) return;
-    notify("$/progress", {{"token", doc.progress_token}, {"value", {{"kind", "end"}}}});
+    if (doc.progress_begun) notify("$/progress", {{"token", doc.progress_token}, {"value", {{"kind", "end"}}}});
+    doc.progress_begun = false;
     doc.progress_token.clear();
   }
 

@@ -14,6 +14,7 @@ struct ServerOptions {
   // Wait for the transport's end of stream before returning (tests, fuzzing). Off for stdio,
   // whose reader may stay blocked after `exit` and is left to the process's end.
   bool join_reader = false;
+  int progress_after_ms = 300;  // analyses longer than this show as $/progress (tests set 0)
 };
 
 // Runs a whole session over `transport`; returns the process exit code (0 after shutdown+exit).
