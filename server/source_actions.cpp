@@ -14,26 +14,17 @@ std::optional<json> source_action_edit(const DocumentAnalysis& a, const std::str
   }
   // The first configured mesh is the one annotations are written for.
   const plan::MeshPlan& mp = a.plan.meshes[0];
-  emit::EmitOptions options;
-  options.reserved_names = emit::script_names(a.text);
-  std::string file = a.model.source.empty() ? "FILE" : a.model.source.substr(a.model.source.find_last_of('/') + 1);
-  options.regenerate = "shardlens plan " + file + " --mesh " + mp.mesh.shape_string() +
-                       (kind == "source.shardlens.insertAnnotations" ? " --emit tt-xla" : " --emit shard-spec");
   emit::BlockKind block_kind;
-  std::string block, anchor;
-  if (kind == "source.shardlens.insertAnnotations") {
-    block_kind = emit::BlockKind::TtXla;
-    options.model_expression = emit::instance_expression(a.model);
-    anchor = options.model_expression.empty() ? "" : emit::anchor_of(options.model_expression);
-    block = emit::tt_xla_block(a.model, mp, options);
-  } else if (kind == "source.shardlens.insertLoadShardSpec") {
-    block_kind = emit::BlockKind::ShardSpec;
-    block = emit::load_shard_spec_block(a.model, mp, options);
-  } else {
+  if (kind == "source.shardlens.insertAnnotations") block_kind = emit::BlockKind::TtXla;
+  else if (kind == "source.shardlens.insertLoadShardSpec") block_kind = emit::BlockKind::ShardSpec;
+  else {
     error = "unknown source action '" + kind + "'";
     return std::nullopt;
   }
-  emit::InsertionEdit edit = emit::plan_insertion(a.text, block, block_kind, anchor);
+  std::string file = a.model.source.empty() ? "FILE" : a.model.source.substr(a.model.source.find_last_of('/') + 1);
+  std::string regenerate = "shardlens plan " + file + " --mesh " + mp.mesh.shape_string() +
+                           (block_kind == emit::BlockKind::TtXla ? " --emit tt-xla" : " --emit shard-spec");
+  emit::InsertionEdit edit = emit::annotation_edit(a.text, a.model, mp, block_kind, regenerate);
   if (!edit.ok) {
     error = edit.error;
     return std::nullopt;
