@@ -13,7 +13,6 @@
 #include "emit/insertion.h"
 #include "plan/plan.h"
 #include "plan/plan_output.h"
-#include "python/extractor.h"
 #include "python/value_locator.h"
 
 namespace shardlens::cli {
@@ -140,54 +139,24 @@ int run_plan(const std::vector<std::string>& args) {
     return 2;
   }
   finish_planning_args(planning);
-  std::string text, error;
-  if (!read_file(file, text, error)) {
-    std::fprintf(stderr, "shardlens plan: %s\n", error.c_str());
-    return 1;
-  }
-  if (text.find('\0') != std::string::npos) {
-    std::fprintf(stderr, "shardlens plan: '%s' is not a text file (it contains NUL bytes)\n", file.c_str());
-    return 1;
-  }
-  python::ModelExtractor extractor(text, file);
-  python::ExtractOptions extract;
-  extract.model_expression = planning.model_expr;
-  extract.trace_forward = true;
-  extract.workload = planning.trace;
-  auto extracted = extractor.extract(extract);
-  if (!extracted.ok) {
-    std::fprintf(stderr, "shardlens plan: %s: %s\n", file.c_str(), extracted.error.c_str());
-    return 1;
-  }
-  for (auto& [name, layout] : options.pinned_parameters) {
-    bool known = false;
-    for (auto& p : extracted.model.parameters) known |= p.name == name;
-    if (!known) {
-      std::fprintf(stderr, "shardlens plan: --pin %s: the model has no parameter of that name\n", name.c_str());
-      return 2;
-    }
-  }
-  for (auto& [name, layout] : options.pinned_outputs) {
-    bool known = false;
-    for (auto& m : extracted.model.modules) known |= m.name == name;
-    if (!known) {
-      std::fprintf(stderr, "shardlens plan: --pin-output %s: the model has no module of that name\n", name.c_str());
-      return 2;
-    }
-  }
+  auto source = extract_for_planning("shardlens plan", file, planning);
+  if (!source) return 1;
+  const std::string& text = source->text;
+  const ir::ModelIR& model = source->model;
+  if (!check_pins("shardlens plan", model, options)) return 2;
   options.locate = [&text](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
     ir::Span s = python::locate_value(text, keys, value);
     return s.valid() ? s : fallback;
   };
-  auto result = plan::plan_model(extracted.model, options);
+  auto result = plan::plan_model(model, options);
   if (!result.ok) {
     std::fprintf(stderr, "shardlens plan: %s: %s\n", file.c_str(), result.error.c_str());
     return 1;
   }
-  if (!emit_kind.empty()) return print_emitted(emit_kind, emit_apply, args, file, text, extracted.model, result,
+  if (!emit_kind.empty()) return print_emitted(emit_kind, emit_apply, args, file, text, model, result,
                                                   options.workload.dtype);
-  if (format == "json") std::cout << plan::to_json(result, extracted.model, options).dump(2) << "\n";
-  else std::cout << plan::to_text(result, extracted.model, options);
+  if (format == "json") std::cout << plan::to_json(result, model, options).dump(2) << "\n";
+  else std::cout << plan::to_text(result, model, options);
   return 0;
 }
 

@@ -3,6 +3,10 @@
 #include <cctype>
 #include <cstdio>
 #include <optional>
+#include <utility>
+
+#include "cli.h"
+#include "python/extractor.h"
 
 namespace shardlens::cli {
 namespace {
@@ -118,6 +122,52 @@ void finish_planning_args(PlanningArgs& out) {
   }
   out.trace.batch = out.options.workload.batch;
   out.trace.tokens = out.options.workload.tokens_per_forward();
+}
+
+std::optional<PlanningSource> extract_for_planning(const char* command, const std::string& file,
+                                                   const PlanningArgs& planning) {
+  PlanningSource source;
+  std::string error;
+  if (!read_file(file, source.text, error)) {
+    std::fprintf(stderr, "%s: %s\n", command, error.c_str());
+    return std::nullopt;
+  }
+  if (source.text.find('\0') != std::string::npos) {
+    std::fprintf(stderr, "%s: '%s' is not a text file (it contains NUL bytes)\n", command, file.c_str());
+    return std::nullopt;
+  }
+  python::ModelExtractor extractor(source.text, file);
+  python::ExtractOptions extract;
+  extract.model_expression = planning.model_expr;
+  extract.trace_forward = true;
+  extract.workload = planning.trace;
+  auto extracted = extractor.extract(extract);
+  if (!extracted.ok) {
+    std::fprintf(stderr, "%s: %s: %s\n", command, file.c_str(), extracted.error.c_str());
+    return std::nullopt;
+  }
+  source.model = std::move(extracted.model);
+  return source;
+}
+
+bool check_pins(const char* command, const ir::ModelIR& model, const plan::PlanOptions& options) {
+  for (auto& [name, layout] : options.pinned_parameters) {
+    bool known = false;
+    for (auto& p : model.parameters) known |= p.name == name;
+    if (!known) {
+      std::fprintf(stderr, "%s: --pin %s: the model has no parameter of that name\n", command, name.c_str());
+      return false;
+    }
+  }
+  for (auto& [name, layout] : options.pinned_outputs) {
+    bool known = false;
+    for (auto& m : model.modules) known |= m.name == name;
+    if (!known) {
+      std::fprintf(stderr, "%s: --pin-output %s: the model has no module of that name\n", command, name.c_str());
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace shardlens::cli

@@ -8,7 +8,6 @@
 #include "cli_planning.h"
 #include "emit/report.h"
 #include "plan/plan.h"
-#include "python/extractor.h"
 #include "python/value_locator.h"
 
 namespace shardlens::cli {
@@ -89,46 +88,16 @@ int run_report(const std::vector<std::string>& args) {
   }
   if (options.meshes.empty()) regenerate += " --mesh t3k";
   finish_planning_args(planning);
-  std::string text, error;
-  if (!read_file(file, text, error)) {
-    std::fprintf(stderr, "shardlens report: %s\n", error.c_str());
-    return 1;
-  }
-  if (text.find('\0') != std::string::npos) {
-    std::fprintf(stderr, "shardlens report: '%s' is not a text file (it contains NUL bytes)\n", file.c_str());
-    return 1;
-  }
-  python::ModelExtractor extractor(text, file);
-  python::ExtractOptions extract;
-  extract.model_expression = planning.model_expr;
-  extract.trace_forward = true;
-  extract.workload = planning.trace;
-  auto extracted = extractor.extract(extract);
-  if (!extracted.ok) {
-    std::fprintf(stderr, "shardlens report: %s: %s\n", file.c_str(), extracted.error.c_str());
-    return 1;
-  }
-  for (auto& [name, layout] : options.pinned_parameters) {
-    bool known = false;
-    for (auto& p : extracted.model.parameters) known |= p.name == name;
-    if (!known) {
-      std::fprintf(stderr, "shardlens report: --pin %s: the model has no parameter of that name\n", name.c_str());
-      return 2;
-    }
-  }
-  for (auto& [name, layout] : options.pinned_outputs) {
-    bool known = false;
-    for (auto& m : extracted.model.modules) known |= m.name == name;
-    if (!known) {
-      std::fprintf(stderr, "shardlens report: --pin-output %s: the model has no module of that name\n", name.c_str());
-      return 2;
-    }
-  }
+  auto source = extract_for_planning("shardlens report", file, planning);
+  if (!source) return 1;
+  const std::string& text = source->text;
+  const ir::ModelIR& model = source->model;
+  if (!check_pins("shardlens report", model, options)) return 2;
   options.locate = [&text](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
     ir::Span s = python::locate_value(text, keys, value);
     return s.valid() ? s : fallback;
   };
-  auto result = plan::plan_model(extracted.model, options);
+  auto result = plan::plan_model(model, options);
   if (!result.ok) {
     std::fprintf(stderr, "shardlens report: %s: %s\n", file.c_str(), result.error.c_str());
     return 1;
@@ -138,13 +107,13 @@ int run_report(const std::vector<std::string>& args) {
     ro.script_path = file;
     ro.chart_href.clear();
     ro.regenerate = regenerate;
-    std::cout << emit::report_markdown(extracted.model, result, options, ro);
+    std::cout << emit::report_markdown(model, result, options, ro);
     return 0;
   }
   emit::ReportOptions ro;
   ro.script_path = file;
   ro.regenerate = regenerate;
-  auto files = emit::write_report(extracted.model, result, options, ro, output);
+  auto files = emit::write_report(model, result, options, ro, output);
   if (!files.ok) {
     std::fprintf(stderr, "shardlens report: %s\n", files.error.c_str());
     return 1;
