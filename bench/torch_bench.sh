@@ -52,3 +52,17 @@ rss="$(python3 -c 'import resource, subprocess, sys
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$graph" "$pt")"
 printf "  shardlens-graph peak RSS: %s KiB\n" "$rss"
+
+# verify: the full-size plan checked numerically on a reduced config of the same script (random
+# weights), one thread per device.
+if [ "$script" = "$here/examples/mistral_7b.py" ]; then
+  reduced="Transformer(ModelArgs(dim=256, n_layers=2, head_dim=32, hidden_dim=512, n_heads=8, n_kv_heads=8, vocab_size=1024, max_seq_len=256))"
+  small="$work/small.pt"
+  "$shardlens" plan "$script" --mesh 1x2 --mesh 1x4 --mesh 1x8 --format json > "$work/plan.json"
+  echo "verify (full-size plan on $reduced, 1 x 8 tokens)"
+  run "export --weights random (reduced config)" 1 "$shardlens" export "$script" --model "$reduced" --weights random -o "$small"
+  for mesh in 1x2 1x4 1x8; do
+    run "shardlens verify --mesh $mesh (load + reference + devices)" 3 "$shardlens" verify "$small" --mesh "$mesh" --plan "$work/plan.json"
+  done
+  "$shardlens" verify "$small" --mesh 1x8 --plan "$work/plan.json" | sed 's/^/    /'
+fi

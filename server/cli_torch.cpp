@@ -4,8 +4,12 @@
 #include "cli_torch.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <optional>
 
@@ -19,6 +23,7 @@
 #include "python/value_locator.h"
 #include "torch/exact_ir.h"
 #include "torch/export_runner.h"
+#include "torch/child_process.h"
 #include "torch/graph_client.h"
 
 namespace shardlens::cli {
@@ -40,6 +45,20 @@ const char* kGraphUsage =
     "  json = shardlens-graph's JSON (modules and parameters as `inspect --format json`, spans from the\n"
     "  script the file was exported from), text = the module tree and parameters, dataflow = the ops\n"
     "  as the planner reads them.\n";
+
+const char* kVerifyUsage =
+    "usage: shardlens verify FILE.pt --mesh RxC|PRESET [--plan PLAN.json] [--script FILE.py] [--tolerance X] [--seed N]\n"
+    "                        [--batch N] [--tokens N] [--input NAME=D0,D1,...[:DTYPE] ...] [--format text|json]\n"
+    "                        [plan's flags: --model EXPR --strategy --seq --phase --dtype --hardware --pin ...]\n"
+    "  Checks a sharding plan numerically with LibTorch: every device of the mesh runs forward() with its\n"
+    "  share of random weights (what it does not hold is zero), and the plan's collectives where the plan\n"
+    "  puts them; each component's output is compared with the unsharded forward on the same random inputs\n"
+    "  (--batch x --tokens, default 1 x 8), starting from exact inputs. PLAN.json is what `shardlens plan\n"
+    "  --format json` prints (a plan for the full-size model may be checked on a reduced export of it);\n"
+    "  without --plan the planner plans the exact graph of FILE.pt for that mesh (with plan's flags).\n"
+    "  Exit status: 0 every checked component agrees; 1 FILE cannot be loaded or run; 2 usage; 3 no\n"
+    "  shardlens-graph; 4 a component differs beyond the tolerance (default 1e-4, relative to the\n"
+    "  largest value); 5 the plan does not fit the model.\n";
 
 const char* kPlanGraphUsage =
     "usage: shardlens plan FILE.py --graph FILE.pt [--model EXPR] [--mesh RxC|PRESET ...] [--strategy auto|tensor]\n"
@@ -383,12 +402,12 @@ int run_graph(const std::vector<std::string>& args) {
   return 0;
 }
 
+static int plan_on_graph(const char* prog, const std::string& file, const std::string& graph_file, PlanningArgs& planning,
+                  const torchgraph::GraphClientOptions& client, const std::string& format, std::ostream& out);
+
 int run_plan_graph(const std::vector<std::string>& args) {
   std::string file, format = "text", graph_file;
   PlanningArgs planning;
-  plan::PlanOptions& options = planning.options;
-  const std::string& model_expr = planning.model_expr;
-  torchgraph::GraphRequest req;
   torchgraph::GraphClientOptions client;
   const std::string prog = "shardlens plan";
   for (size_t i = 0; i < args.size(); ++i) {
@@ -443,6 +462,16 @@ int run_plan_graph(const std::vector<std::string>& args) {
     return 2;
   }
   finish_planning_args(planning);
+  return plan_on_graph(prog.c_str(), file, graph_file, planning, client, format, std::cout);
+}
+
+// `plan --graph` after its flags: the exact model, the plan, printed as `format` to `out`.
+static int plan_on_graph(const char* prog_name, const std::string& file, const std::string& graph_file, PlanningArgs& planning,
+                  const torchgraph::GraphClientOptions& client, const std::string& format, std::ostream& out) {
+  const std::string prog = prog_name;
+  plan::PlanOptions& options = planning.options;
+  const std::string& model_expr = planning.model_expr;
+  torchgraph::GraphRequest req;
   req.spatial[0] = planning.trace.spatial[0];
   req.spatial[1] = planning.trace.spatial[1];
   std::string text, error;
@@ -455,7 +484,7 @@ int run_plan_graph(const std::vector<std::string>& args) {
   req.tokens = options.workload.tokens_per_forward();
   auto g = torchgraph::fetch_graph(req, client);
   if (!g.ok) {
-    std::fprintf(stderr, "shardlens plan: %s\n", g.error.c_str());
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), g.error.c_str());
     return g.error.rfind("no such file", 0) == 0 || g.exit_code == 1 ? 1 : 3;
   }
   python::ExtractOptions extract;
@@ -468,33 +497,18 @@ int run_plan_graph(const std::vector<std::string>& args) {
   extract.workload.spatial[1] = req.spatial[1];
   auto m = exact_model(g.json, file, text, extract);
   if (!m.exact.ok) {
-    std::fprintf(stderr, "shardlens plan: %s: %s\n", graph_file.c_str(), m.exact.error.c_str());
+    std::fprintf(stderr, "%s: %s: %s\n", prog.c_str(), graph_file.c_str(), m.exact.error.c_str());
     return 1;
   }
   ir::ModelIR& model = m.exact.model;
-  for (auto& [name, layout] : options.pinned_parameters) {
-    bool known = false;
-    for (auto& p : model.parameters) known |= p.name == name;
-    if (!known) {
-      std::fprintf(stderr, "shardlens plan: --pin %s: the model has no parameter of that name\n", name.c_str());
-      return 2;
-    }
-  }
-  for (auto& [name, layout] : options.pinned_outputs) {
-    bool known = false;
-    for (auto& mod : model.modules) known |= mod.name == name;
-    if (!known) {
-      std::fprintf(stderr, "shardlens plan: --pin-output %s: the model has no module of that name\n", name.c_str());
-      return 2;
-    }
-  }
+  if (!check_pins(prog.c_str(), model, options)) return 2;
   options.locate = [&text](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
     ir::Span s = python::locate_value(text, keys, value);
     return s.valid() ? s : fallback;
   };
   auto result = plan::plan_model(model, options);
   if (!result.ok) {
-    std::fprintf(stderr, "shardlens plan: %s: %s\n", file.c_str(), result.error.c_str());
+    std::fprintf(stderr, "%s: %s: %s\n", prog.c_str(), file.c_str(), result.error.c_str());
     return 1;
   }
   std::string method = m.exact.method == "trace" ? "traced" : m.exact.method == "script" ? "scripted" : "TorchScript";
@@ -505,9 +519,138 @@ int run_plan_graph(const std::vector<std::string>& args) {
                                                                        " place(s) where the static analysis was blind"));
   for (auto& n : m.notes) result.notes.push_back(n);
   for (auto& b : m.blind) result.diagnostics.push_back({"static-blind", "information", b.message, b.span, ""});
-  if (format == "json") std::cout << plan::to_json(result, model, options).dump(2) << "\n";
-  else std::cout << plan::to_text(result, model, options);
+  if (format == "json") out << plan::to_json(result, model, options).dump(2) << "\n";
+  else out << plan::to_text(result, model, options);
   return 0;
+}
+
+int run_verify(const std::vector<std::string>& args) {
+  const char* prog = "shardlens verify";
+  std::string file, plan_file, script, format = "text";
+  std::vector<std::string> passed;  // flags shardlens-graph takes as they are
+  PlanningArgs planning;
+  torchgraph::GraphClientOptions client;
+  int64_t batch = 1;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "%s: %s needs a value\n%s", prog, a.c_str(), kVerifyUsage);
+        return std::nullopt;
+      }
+      return args[++i];
+    };
+    if (a == "--plan" || a == "--script" || a == "--format" || a == "--tolerance" || a == "--seed" || a == "--tokens" ||
+        a == "--input" || a == "--batch") {
+      auto v = value();
+      if (!v) return 2;
+      if (a == "--plan") plan_file = *v;
+      else if (a == "--script") script = *v;
+      else if (a == "--format") {
+        if (*v != "text" && *v != "json") {
+          std::fprintf(stderr, "%s: --format must be text or json, not '%s'\n", prog, v->c_str());
+          return 2;
+        }
+        format = *v;
+      } else if (a == "--batch") {
+        auto n = positive_int(prog, a, *v);
+        if (!n) return 2;
+        batch = *n;
+        planning.options.workload.batch = *n;
+      } else {
+        passed.push_back(a);
+        passed.push_back(*v);
+      }
+      continue;
+    }
+    if (a == "--no-cache") {
+      client.use_cache = false;
+      continue;
+    }
+    if (a == "-h" || a == "--help") {
+      std::fputs(kVerifyUsage, stdout);
+      return 0;
+    }
+    auto planning_flag = take_planning_flag(prog, kVerifyUsage, args, i, planning);
+    if (planning_flag == FlagStatus::Error) return 2;
+    if (planning_flag == FlagStatus::Taken) continue;
+    if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "%s: unknown option '%s'\n%s", prog, a.c_str(), kVerifyUsage);
+      return 2;
+    }
+    if (!file.empty()) {
+      std::fprintf(stderr, "%s: more than one FILE given\n", prog);
+      return 2;
+    }
+    file = a;
+  }
+  if (file.empty() || planning.options.meshes.size() != 1) {
+    std::fprintf(stderr, "%s: give one FILE.pt and one --mesh\n%s", prog, kVerifyUsage);
+    return 2;
+  }
+  if (!file_exists(file)) {
+    std::fprintf(stderr, "%s: no such file: %s\n", prog, file.c_str());
+    return 1;
+  }
+  std::string error;
+  std::string exe = torchgraph::find_graph_executable(client.executable, error);
+  if (exe.empty()) {
+    std::fprintf(stderr, "%s: %s\n", prog, error.c_str());
+    return 3;
+  }
+  const plan::Mesh mesh = planning.options.meshes[0];
+  // Without a plan: the planner's own, on the exact graph of FILE (spans from the script it came from).
+  std::string temp;
+  if (plan_file.empty()) {
+    if (script.empty()) {
+      torchgraph::GraphRequest req;
+      req.file = file;
+      req.graph = false;
+      auto g = torchgraph::fetch_graph(req, client);
+      if (!g.ok) {
+        std::fprintf(stderr, "%s: %s\n", prog, g.error.c_str());
+        return g.exit_code == 1 ? 1 : 3;
+      }
+      script = g.json.value("source", "");
+      if (script.empty() || !file_exists(script)) {
+        std::fprintf(stderr, "%s: %s does not say which script it was exported from (or it moved): give --script FILE.py or --plan PLAN.json\n",
+                     prog, file.c_str());
+        return 2;
+      }
+    }
+    finish_planning_args(planning);
+    std::ostringstream planned;
+    int rc = plan_on_graph(prog, script, file, planning, client, "json", planned);
+    if (rc != 0) return rc;
+    char path[] = "/tmp/shardlens-verify-plan-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+      std::fprintf(stderr, "%s: cannot create a temporary file\n", prog);
+      return 1;
+    }
+    close(fd);
+    temp = plan_file = path;
+    std::ofstream(temp) << planned.str();
+  }
+  std::vector<std::string> argv{exe, file, "--verify", plan_file, "--mesh", mesh.shape_string(), "--format", format,
+                                "--batch", std::to_string(batch)};
+  bool tokens_given = false;
+  for (auto& p : passed) tokens_given |= p == "--tokens";
+  if (!tokens_given) argv.insert(argv.end(), {"--tokens", "8"});
+  argv.insert(argv.end(), passed.begin(), passed.end());
+  auto r = torchgraph::run_process(argv, client.timeout_s);
+  if (!temp.empty()) std::remove(temp.c_str());
+  if (!r.started) {
+    std::fprintf(stderr, "%s: cannot run %s: %s\n", prog, exe.c_str(), r.error.c_str());
+    return 3;
+  }
+  std::fputs(r.out.c_str(), stdout);
+  std::fputs(r.err.c_str(), stderr);
+  if (r.timed_out) {
+    std::fprintf(stderr, "%s: shardlens-graph did not finish in %d s\n", prog, client.timeout_s);
+    return 1;
+  }
+  return r.exit_code;
 }
 
 }  // namespace shardlens::cli

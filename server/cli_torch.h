@@ -12,6 +12,8 @@ int run_export(const std::vector<std::string>& args);
 int run_graph(const std::vector<std::string>& args);
 // `shardlens plan FILE.py --graph FILE.pt [plan options]`
 int run_plan_graph(const std::vector<std::string>& args);
+// `shardlens verify FILE.pt --mesh RxC [--plan PLAN.json] ...`
+int run_verify(const std::vector<std::string>& args);
 // True when plan's arguments ask for the exact graph (--graph).
 bool wants_graph(const std::vector<std::string>& args);
 

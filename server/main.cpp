@@ -28,6 +28,9 @@ const char* kUsage =
     "      the exact graph of a TorchScript file (modules, parameters, ops with shapes; via shardlens-graph)\n"
     "  plan FILE.py --graph FILE.pt [plan options]\n"
     "      plan on the exact graph; says where the static analysis was blind\n"
+    "  verify FILE.pt --mesh RxC [--plan PLAN.json] [--tolerance X] [--seed N] [--tokens N] [--format text|json]\n"
+    "      check a plan numerically: every device runs its share (random weights, LibTorch) with the\n"
+    "      plan's collectives; each component is compared with the unsharded forward\n"
     "  serve [--stdio] [--listen 127.0.0.1:PORT] [--log-level error|info|debug]\n"
     "      the language server (LSP over stdio, or one client over TCP on loopback)\n"
     "  syntax-tree FILE\n"
@@ -53,6 +56,7 @@ int main(int argc, char** argv) {
   if (command == "plan") return shardlens::cli::run_plan(args);
   if (command == "export") return shardlens::cli::run_export(args);
   if (command == "graph") return shardlens::cli::run_graph(args);
+  if (command == "verify") return shardlens::cli::run_verify(args);
   if (command == "report") return shardlens::cli::run_report(args);
   if (command == "serve") return shardlens::cli::run_serve(args);
   if (command == "--version" || command == "version") {

@@ -549,6 +549,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       std::string_view layout, why;
       bool writable = true;
       int sharded_dim = -1;
+      int segments = 0;
     };
     std::vector<Decided> decided;
     std::vector<int> decided_of(2 * model.parameters.size(), -1);
@@ -567,6 +568,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         d.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel);
         d.writable = !(expert_parallel || spec.kind == kSegments);
         if (spec.kind == kSharded || spec.kind == kSegments) d.sharded_dim = spec.dim;  // segments: for per-device shapes
+        if (spec.kind == kSegments) d.segments = spec.seg;
         std::string why_key(d.layout);
         if (d.layout == "replicated") {
           if (op < 0) why_key = "replicated-unused";
@@ -583,8 +585,20 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       pl.why = d.why;
       pl.writable = d.writable;
       pl.sharded_dim = d.sharded_dim;
+      pl.segments = d.segments;
       pl.rank = static_cast<int>(p.shape.size());
       pl.axes = axes;
+      if (expert_parallel) {
+        // "layers.0.moe.experts.3.w1.weight" in the list "layers.0.moe.experts": expert 3.
+        const ir::Module& lm = model.modules[list];
+        pl.experts = static_cast<int>(lm.children.size());
+        if (p.name.size() > lm.name.size() + 1 && p.name.compare(0, lm.name.size(), lm.name) == 0 && p.name[lm.name.size()] == '.') {
+          size_t start = lm.name.size() + 1, end = p.name.find('.', start);
+          const std::string key = p.name.substr(start, end == std::string::npos ? std::string::npos : end - start);
+          for (size_t k = 0; k < lm.child_keys.size(); ++k)
+            if (lm.child_keys[k] == key) pl.expert = static_cast<int>(k);
+        }
+      }
     }
     phase("parameters");
     // Collectives, folded over repeated blocks.
@@ -614,6 +628,18 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         }
         c.tensor = "[" + dims + "] (" + roles + ")";
         c.span = at_op >= 0 ? flow.ops[at_op].span : ir::Span{};
+        auto layout = [](Spec sp) {
+          Collective::Layout l;
+          l.kind = sp.kind == kPartial ? "partial" : sp.sharded() ? "sharded" : "replicated";
+          l.dim = sp.sharded() ? sp.dim : -1;
+          l.segments = sp.kind == kSegments ? sp.seg : 0;
+          return l;
+        };
+        c.from = layout(e.from);
+        c.to = layout(e.to);
+        if (at_op < 0) c.applies_to = "model_output";
+        else if (e.from.kind == kPartial && e.origin >= 0 && e.origin != e.op) c.applies_to = "output";
+        else if (e.input >= 0) c.applies_to = "input", c.input = e.input;
         it = index.emplace(std::move(key), mp.collectives.size()).first;
         mp.collectives.push_back(std::move(c));
       }

@@ -48,6 +48,9 @@ struct ParameterLayout {
   const std::vector<std::string>* axes = nullptr;  // ("model") or ("batch", "model"); owned by the planner
   ir::Span span;
   std::string_view why;   // static text
+  int segments = 0;       // column_segments: how many concatenated segments dim `sharded_dim` holds
+  int expert = -1;        // expert parallel: this parameter's expert, of `experts` in its list
+  int experts = 0;
   // The xs.mark_sharding partition spec: one entry per dim, each a list of mesh axis names (empty =
   // not sharded); nullopt when not writable.
   std::optional<std::vector<std::vector<std::string>>> spec() const {
@@ -68,6 +71,18 @@ struct Collective {
   std::string why;
   std::string tensor;       // the tensor's dims, e.g. "[1, 1, 4096] (batch, seq, hidden)"
   ir::Span span;
+  // What it does, precisely enough to run it (`shardlens verify`): the tensor's layout before and
+  // after ("replicated" | "partial" | "sharded", with the dim and, for concatenated segments each
+  // sharded evenly, their count), and where: the output of the op at `span` in a module matching
+  // `at`, input `input` of that op, or the model's output.
+  struct Layout {
+    std::string kind = "replicated";
+    int dim = -1;
+    int segments = 0;
+  };
+  Layout from, to;
+  std::string applies_to = "output";  // output | input | model_output
+  int input = -1;
 };
 
 struct Totals {

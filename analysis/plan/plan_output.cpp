@@ -75,14 +75,28 @@ nlohmann::json to_json(const PlanResult& r, const ir::ModelIR& model, const Plan
           else spec.push_back(axes);
         }
       }
-      m["parameters"].push_back({{"name", std::string(p.name)}, {"layout", std::string(p.layout)}, {"spec", spec},
-                                 {"span", span_json(p.span)}, {"why", std::string(p.why)}});
+      nlohmann::json pj{{"name", std::string(p.name)}, {"layout", std::string(p.layout)}, {"spec", spec},
+                        {"span", span_json(p.span)}, {"why", std::string(p.why)}};
+      // Layouts a spec cannot say: what `shardlens verify` needs to slice them.
+      if (p.segments > 0) pj["segments"] = {{"dim", p.sharded_dim}, {"count", p.segments}};
+      if (p.expert >= 0) pj["expert"] = {{"index", p.expert}, {"of", p.experts}};
+      m["parameters"].push_back(std::move(pj));
     }
     m["collectives"] = nlohmann::json::array();
-    for (auto& c : mp.collectives)
-      m["collectives"].push_back({{"kind", ccl_name(c.kind)}, {"axis", c.axis}, {"count", c.count},
-                                  {"bytes", static_cast<long long>(std::llround(c.bytes))}, {"time_us", c.time_us},
-                                  {"at", c.at}, {"why", c.why}, {"tensor", c.tensor}, {"span", span_json(c.span)}});
+    auto layout_json = [](const Collective::Layout& l) {
+      nlohmann::json j{{"kind", l.kind}};
+      if (l.dim >= 0) j["dim"] = l.dim;
+      if (l.segments > 0) j["segments"] = l.segments;
+      return j;
+    };
+    for (auto& c : mp.collectives) {
+      nlohmann::json cj{{"kind", ccl_name(c.kind)}, {"axis", c.axis}, {"count", c.count},
+                        {"bytes", static_cast<long long>(std::llround(c.bytes))}, {"time_us", c.time_us},
+                        {"at", c.at}, {"why", c.why}, {"tensor", c.tensor}, {"span", span_json(c.span)},
+                        {"from", layout_json(c.from)}, {"to", layout_json(c.to)}, {"applies_to", c.applies_to}};
+      if (c.input >= 0) cj["input"] = c.input;
+      m["collectives"].push_back(std::move(cj));
+    }
     m["totals"] = totals_json(mp.totals);
     m["alternatives"] = nlohmann::json::array();
     for (auto& a : mp.alternatives) {

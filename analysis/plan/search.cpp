@@ -612,11 +612,15 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
     if (patterns[module].empty()) patterns[module] = module_pattern(prep.model->modules[module].name);
     return patterns[module];
   };
-  auto record = [&](int op, int t, int kind, double bytes, double mult, const std::string& why, bool statistics = false) {
+  auto record = [&](int op, int t, int kind, double bytes, double mult, const std::string& why, bool statistics = false,
+                    Spec from = Spec::P(), Spec to = Spec::R(), int input = -1) {
     if (kind < 0) return;
     CclEvent e;
     e.op = op;
     e.tensor = t;
+    e.from = from;
+    e.to = to;
+    e.input = input;
     e.kind = static_cast<Ccl>(kind);
     e.bytes = bytes;
     e.time_us = collective_us(ctx, e.kind, bytes);
@@ -664,7 +668,10 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         if (kind >= 0) {
           std::string consumer = consumer_op < 0 ? "expert dispatch" : flow.ops[consumer_op].name;
           if (consumer_op >= 0 && flow.ops[consumer_op].module > 0) consumer += " in " + pattern_of(flow.ops[consumer_op].module);
-          record(index, t, kind, bytes, mult, why_of(t, state[t], to, consumer));
+          int input = -1;
+          for (size_t i = 0; i < op.inputs.size() && input < 0; ++i)
+            if (op.inputs[i] == t) input = static_cast<int>(i);
+          record(index, t, kind, bytes, mult, why_of(t, state[t], to, consumer), false, state[t], to, input);
         }
         state[t] = to;
       };
@@ -677,7 +684,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
           int kind;
           double bytes;
           transition_us(prep, t, s, *pin, ctx, &kind, &bytes);
-          record(index, t, kind, bytes, mult, "the module's output layout is fixed by the plan being evaluated");
+          record(index, t, kind, bytes, mult, "the module's output layout is fixed by the plan being evaluated", false, s, *pin);
           state[t] = *pin;
         }
       };
@@ -709,14 +716,16 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         current_label = d.experts_mode == 2 ? "expert (replicated tokens)" : d.experts_mode == 3 ? "expert (all-to-all)" : "";
         move(op.inputs[0], xs, -1);
         if (op.inputs.size() > 1) move(op.inputs[1], xs, -1);
-        if (d.experts_mode == 3) record(index, op.inputs[0], static_cast<int>(Ccl::AllToAll), load.dispatch_bytes, mult, "expert parallel: dispatch routed tokens to the devices holding their experts");
+        // Dispatch and combine as the numeric check runs them: every device sees every token, and
+        // the combine sums the devices' expert outputs into each token's own device.
+        if (d.experts_mode == 3) record(index, op.inputs[0], static_cast<int>(Ccl::AllToAll), load.dispatch_bytes, mult, "expert parallel: dispatch routed tokens to the devices holding their experts", false, Spec::R(), Spec::R(), 0);
         run_body(nb, mult * body_mult);
         if (d.experts_mode == 1) {
           const auto& eb = prep.bodies[nb];
           out = eb.outputs.empty() ? Spec::R() : combined_spec(flow, op, state[eb.outputs[0]]);
           label = "tensor (inside each expert)";
         }
-        if (d.experts_mode == 3) record(index, op.outputs[0], static_cast<int>(Ccl::AllToAll), load.dispatch_bytes, mult, "expert parallel: combine expert outputs back to the tokens' devices");
+        if (d.experts_mode == 3) record(index, op.outputs[0], static_cast<int>(Ccl::AllToAll), load.dispatch_bytes, mult, "expert parallel: combine expert outputs back to the tokens' devices", true, Spec::P(), xs);
         producer_label[op.outputs[0]] = label;
         ev.op_label[index] = label;
         if (out.kind == kPartial) {
@@ -739,7 +748,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
       if (st.extra_count) {
         for (int k = 0; k < st.extra_count; ++k)
           record(index, op.inputs[0], static_cast<int>(Ccl::AllReduce), st.extra_bytes, mult,
-                 "statistics of " + op.name + " over the sharded dim", true);
+                 "statistics of " + op.name + " over the sharded dim", true, st.in[0], Spec::R(), 0);
       }
       if (op.kind == OpKind::Attention && ctx.workload.phase == Phase::Decode) {
         double cache = kv_cache_bytes(prep, op, ctx);
@@ -764,7 +773,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         int kind;
         double bytes;
         transition_us(prep, t, state[t], Spec::R(), ctx, &kind, &bytes);
-        record(-1, t, kind, bytes, mult, why_of(t, state[t], Spec::R(), "the model's output"));
+        record(-1, t, kind, bytes, mult, why_of(t, state[t], Spec::R(), "the model's output"), false, state[t], Spec::R());
         state[t] = Spec::R();
       }
   };

@@ -265,6 +265,10 @@ struct CclEvent {
   double bytes = 0;
   double time_us = 0;
   std::string why;
+  // What it does to the tensor (for `shardlens verify`): from one layout to another, applied to the
+  // output of `origin` (reductions), to input `input` of `op`, or to the model's output (op -1).
+  Spec from, to;
+  int input = -1;
 };
 struct Evaluation {
   std::vector<CclEvent> events;

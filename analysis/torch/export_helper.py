@@ -527,9 +527,12 @@ def _export_one(torch, job, meta_mode):
     script_dir = os.path.dirname(script)
     if script_dir not in sys.path:
         sys.path.insert(0, script_dir)
-    ctx = meta_mode() if weights == "meta" else contextlib.nullcontext()
-    with ctx:
+    # Random weights of a root given by --model (a reduced config, mostly): the script's own
+    # module-level instances (often full size) are still built on meta, only the root is real.
+    meta_import = weights == "meta" or bool(job.get("model"))
+    with meta_mode() if meta_import else contextlib.nullcontext():
         globs = _run_script(script)
+    with meta_mode() if weights == "meta" else contextlib.nullcontext():
         root, root_expr, more = _choose_root(torch, globs, job.get("model"), job.get("root_hints", []))
     notes += more
     root.eval()

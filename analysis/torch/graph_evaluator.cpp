@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -93,6 +94,8 @@ class Evaluator {
 
   // Probing: inputs unknown; records which op first reads each input (to infer its shape).
   std::vector<InputSpec> inferred;
+  NumericHooks* hooks = nullptr;  // set: a numeric run (real tensors, no formulas, no records)
+  std::vector<c10::IValue> results;  // a numeric run's outputs
 
   void run(const std::vector<Slot>& args) {
     torch::jit::Method method = model_.root.get_method("forward");
@@ -115,7 +118,8 @@ class Evaluator {
       return;
     }
     for (auto& r : result) {
-      collect_outputs(r.id);
+      if (hooks) results.push_back(r.v);
+      else collect_outputs(r.id);
     }
   }
 
@@ -376,13 +380,15 @@ class Evaluator {
       if (in[0].known && in[0].v.isObject()) {
         auto obj = in[0].v.toObject();
         c10::IValue v = obj->getAttr(name);
-        env[n->output()] = fresh(as_meta(v), true, n->output()->type());
+        env[n->output()] = fresh(hooks ? numeric_weight(v) : as_meta(v), true, n->output()->type());
       } else {
         env[n->output()] = fresh(c10::IValue(), false, n->output()->type());
       }
       return;
     }
     if (kind == prim::SetAttr) {
+      // A numeric run shares the module objects between devices: assignments would leak across.
+      if (hooks) throw StopEvaluation{"forward() assigns module attribute '" + n->s(attr::name) + "' (" + where(n) + ")"};
       if (in[0].known && in[0].v.isObject() && in[1].known) in[0].v.toObject()->setAttr(n->s(attr::name), in[1].v);
       return;
     }
@@ -600,6 +606,17 @@ class Evaluator {
       place(op, n);
       out_.ops.push_back(std::move(op));
     }
+    Step step;
+    if (hooks) {
+      step.node = n;
+      step.module = current_module_;
+      step.callee = method ? module : -1;
+      step.span = out_.ops[at].span;
+      std::vector<c10::IValue> values;
+      for (size_t i = method ? 1 : 0; i < args.size(); ++i) values.push_back(args[i].v);
+      hooks->before(step, values);
+      for (size_t i = method ? 1 : 0, k = 0; i < args.size() && k < values.size(); ++i, ++k) args[i].v = values[k];
+    }
     call_sites_.push_back(span_of(n->sourceRange()));
     int saved = current_module_;
     current_module_ = module;
@@ -614,6 +631,12 @@ class Evaluator {
     }
     current_module_ = saved;
     call_sites_.pop_back();
+    if (hooks) {
+      std::vector<c10::IValue> values;
+      for (auto& r : result) values.push_back(r.v);
+      hooks->after(step, values);
+      for (size_t i = 0; i < result.size() && i < values.size(); ++i) result[i].v = values[i];
+    }
     for (size_t i = 0; i < n->outputs().size() && i < result.size(); ++i) {
       env[n->outputs()[i]] = result[i];
       out_.ops[at].outputs.push_back(result[i].id);
@@ -844,6 +867,10 @@ class Evaluator {
   }
 
   void eval_op(Node* n, std::vector<Slot>& in, Env& env) {
+    if (hooks) {
+      numeric_op(n, in, env);
+      return;
+    }
     bool known = true;
     for (auto& s : in) known &= s.known;
     std::vector<c10::IValue> results;
@@ -1004,6 +1031,44 @@ class Evaluator {
     }
   }
 
+  // A numeric run's op: the real kernel, the hooks on either side, and no fallback.
+  void numeric_op(Node* n, std::vector<Slot>& in, Env& env) {
+    const torch::jit::Operation* op = operation(n);
+    if (!op) throw StopEvaluation{std::string("no operator for ") + n->kind().toQualString() + " (" + where(n) + ")"};
+    Step step;
+    step.node = n;
+    step.module = current_module_;
+    {
+      OpRecord scratch;
+      place(scratch, n);
+      step.span = scratch.span;
+    }
+    std::vector<c10::IValue> stack;
+    for (auto& s : in) stack.push_back(s.v);
+    hooks->before(step, stack);
+    std::vector<c10::IValue> results;
+    std::string error;
+    if (!try_run(*op, stack, results, error))
+      throw StopEvaluation{std::string(n->kind().toQualString()) + " failed (" + where(n) + "): " + error};
+    hooks->after(step, results);
+    for (size_t i = 0; i < n->outputs().size(); ++i)
+      env[n->outputs()[i]] = fresh(i < results.size() ? results[i] : c10::IValue(), i < results.size(), n->outputs()[i]->type());
+  }
+
+  c10::IValue numeric_weight(const c10::IValue& v) {
+    if (!v.isTensor()) return v;
+    const at::Tensor& t = v.toTensor();
+    if (!t.defined()) return v;
+    const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+    auto p = model_.parameter_index.find(impl);
+    auto b = model_.buffer_index.find(impl);
+    if (p == model_.parameter_index.end() && b == model_.buffer_index.end()) return v;
+    at::Tensor w = hooks->weight(t, p == model_.parameter_index.end() ? -1 : p->second,
+                                 b == model_.buffer_index.end() ? -1 : b->second);
+    original_[w.unsafeGetTensorImpl()] = impl;
+    return w;
+  }
+
   void mark_estimated(int id) {
     out_.values[id].data_dependent = true;
     for (int i : out_.values[id].items) mark_estimated(i);
@@ -1118,6 +1183,19 @@ ExactGraph evaluate_forward(LoadedModel& model, const EvalOptions& options) {
     return h;
   }
   return g;
+}
+
+std::vector<c10::IValue> run_numeric(LoadedModel& model, const std::vector<c10::IValue>& inputs, NumericHooks& hooks) {
+  ExactGraph scratch;
+  EvalOptions options;
+  options.max_ops = std::numeric_limits<int64_t>::max();
+  Evaluator eval(model, options, scratch, false);
+  eval.hooks = &hooks;
+  std::vector<Slot> slots;
+  for (auto& v : inputs) slots.push_back(eval.make_input(v, true, nullptr));
+  eval.run(slots);
+  if (!scratch.error.empty()) throw std::runtime_error(scratch.error);
+  return eval.results;
 }
 
 namespace {

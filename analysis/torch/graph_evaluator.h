@@ -70,4 +70,28 @@ struct ExactGraph {
 
 ExactGraph evaluate_forward(LoadedModel& model, const EvalOptions& options);
 
+// Numeric runs (`shardlens verify`): the same walk over forward() on real tensors, with a say at
+// every step: which tensor stands for each parameter and buffer, and the values going into and
+// coming out of every op and module call.
+struct Step {
+  const torch::jit::Node* node = nullptr;
+  int module = 0;        // the module whose code runs the node
+  int callee = -1;       // prim::CallMethod: the module called
+  SourceSpan span;       // as OpRecord::span
+};
+
+class NumericHooks {
+ public:
+  virtual ~NumericHooks() = default;
+  // The tensor this run reads for a stored parameter (`parameter` >= 0) or buffer.
+  virtual at::Tensor weight(const at::Tensor& stored, int parameter, int buffer) = 0;
+  // Inputs exclude a method's `self`.
+  virtual void before(const Step&, std::vector<c10::IValue>& inputs) { (void)inputs; }
+  virtual void after(const Step&, std::vector<c10::IValue>& outputs) { (void)outputs; }
+};
+
+// Runs forward(inputs) and returns its outputs; throws std::runtime_error (with the op and its
+// place in the script) when a step fails or the forward assigns module attributes.
+std::vector<c10::IValue> run_numeric(LoadedModel& model, const std::vector<c10::IValue>& inputs, NumericHooks& hooks);
+
 }  // namespace shardlens::torchgraph

@@ -3,6 +3,7 @@
 // spans) as JSON or text. A separate executable so that shardlens itself never links LibTorch;
 // `shardlens graph`, `shardlens plan --graph` and the language server run it as a child process.
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "torch/graph_evaluator.h"
 #include "torch/graph_json.h"
+#include "torch/plan_check.h"
 #include "torch/torchscript_model.h"
 
 namespace {
@@ -23,7 +25,14 @@ const char* kUsage =
     "  the ops of forward() evaluated on meta tensors: --tokens is the sequence length of this forward\n"
     "  (decode: 1), forward inputs get their shapes from their first use unless --input gives them.\n"
     "  Exit status: 0 printed (a graph that could only partly be evaluated says so in graph.error),\n"
-    "  1 the file cannot be loaded, 2 usage.\n";
+    "  1 the file cannot be loaded, 2 usage.\n"
+    "\n"
+    "       shardlens-graph FILE.pt --verify PLAN.json --mesh RxC [--tolerance X] [--seed N] [--batch N] [--tokens N]\n"
+    "                       [--input ...] [--format json|text]\n"
+    "  Checks a plan (`shardlens plan --format json`) numerically: every device runs forward() with its\n"
+    "  share of random weights and the plan's collectives; each component is compared with the\n"
+    "  unsharded forward. Exit status: 0 every checked component agrees; 1 the model cannot be loaded\n"
+    "  or run; 2 usage; 4 a component differs beyond the tolerance; 5 the plan does not fit the model.\n";
 
 std::optional<int64_t> positive(const std::string& s) {
   try {
@@ -64,8 +73,9 @@ int main(int argc, char** argv) {
   // Ops without a meta kernel throw; c10 would walk the stack (dladdr per frame) for every one.
   c10::SetStackTraceFetcher([] { return std::string(); });
   std::vector<std::string> args(argv + 1, argv + argc);
-  std::string file, format = "json";
-  bool graph = true;
+  std::string file, format = "json", verify_plan;
+  bool graph = true, format_given = false;
+  shardlens::torchgraph::CheckOptions check;
   shardlens::torchgraph::EvalOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -114,6 +124,45 @@ int main(int argc, char** argv) {
         return 2;
       }
       format = *v;
+      format_given = true;
+    } else if (a == "--verify") {
+      auto v = value();
+      if (!v) return 2;
+      verify_plan = *v;
+    } else if (a == "--mesh") {
+      auto v = value();
+      if (!v) return 2;
+      auto x = v->find('x');
+      auto r = x == std::string::npos ? std::nullopt : positive(v->substr(0, x));
+      auto c = r ? positive(v->substr(x + 1)) : std::nullopt;
+      if (!r || !c) {
+        std::fprintf(stderr, "shardlens-graph: --mesh must be RxC, e.g. 1x4\n");
+        return 2;
+      }
+      check.rows = *r;
+      check.cols = *c;
+    } else if (a == "--tolerance") {
+      auto v = value();
+      if (!v) return 2;
+      try {
+        size_t used = 0;
+        check.tolerance = std::stod(*v, &used);
+        if (used != v->size() || !(check.tolerance > 0)) throw std::invalid_argument("");
+      } catch (...) {
+        std::fprintf(stderr, "shardlens-graph: --tolerance must be a positive number\n");
+        return 2;
+      }
+    } else if (a == "--seed") {
+      auto v = value();
+      if (!v) return 2;
+      try {
+        size_t used = 0;
+        check.seed = std::stoull(*v, &used);
+        if (used != v->size()) throw std::invalid_argument("");
+      } catch (...) {
+        std::fprintf(stderr, "shardlens-graph: --seed must be a non-negative integer\n");
+        return 2;
+      }
     } else if (a == "--no-graph") {
       graph = false;
     } else if (!a.empty() && a[0] == '-') {
@@ -135,6 +184,33 @@ int main(int argc, char** argv) {
   if (!model) {
     std::fprintf(stderr, "shardlens-graph: %s\n", error.c_str());
     return 1;
+  }
+  if (!verify_plan.empty()) {
+    std::ifstream in(verify_plan);
+    nlohmann::json plan;
+    if (!in) {
+      std::fprintf(stderr, "shardlens-graph: cannot open plan '%s'\n", verify_plan.c_str());
+      return 2;
+    }
+    try {
+      in >> plan;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "shardlens-graph: %s is not JSON: %s\n", verify_plan.c_str(), e.what());
+      return 5;
+    }
+    check.eval = options;
+    shardlens::torchgraph::CheckReport report;
+    try {
+      report = shardlens::torchgraph::check_plan(*model, plan, check);
+    } catch (const std::exception& e) {
+      // A hand-edited plan with a key of the wrong type, mostly.
+      report.error = std::string("the plan cannot be read: ") + e.what();
+      report.error_kind = 5;
+    }
+    if (format_given && format == "json") std::cout << shardlens::torchgraph::check_to_json(report, check).dump(1) << "\n";
+    else std::cout << shardlens::torchgraph::check_to_text(report, check);
+    if (!report.error.empty()) return report.error_kind ? report.error_kind : 1;
+    return report.ok ? 0 : 4;
   }
   std::optional<shardlens::torchgraph::ExactGraph> g;
   if (graph) {
