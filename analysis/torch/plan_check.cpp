@@ -50,7 +50,13 @@ class Rendezvous {
       ++generation_;
       cv_.notify_all();
     } else {
-      cv_.wait(lock, [&] { return generation_ != generation || failed_; });
+      // SPMD devices meet at every collective; a device that never comes took another path.
+      if (!cv_.wait_for(lock, std::chrono::seconds(120), [&] { return generation_ != generation || failed_; })) {
+        failed_ = true;
+        cv_.notify_all();
+        throw std::runtime_error("the devices did not all reach the same collective within 120 s: their forward() took "
+                                 "different paths (control flow on values that differ between devices)");
+      }
       if (generation_ == generation) throw Aborted();
     }
     return results_[static_cast<size_t>(device)];
@@ -705,7 +711,7 @@ class Checker {
     Checker& c;
     int device;
     std::map<int, int> occurrences;
-    std::set<const c10::TensorImpl*> collected;
+    at::Tensor last_collected;
     DeviceHooks(Checker& checker, int d) : c(checker), device(d) {}
     at::Tensor weight(const at::Tensor& stored, int parameter, int buffer) override {
       return parameter >= 0 ? c.device_weights_[static_cast<size_t>(device)][static_cast<size_t>(parameter)] : c.buffer(stored, buffer);
@@ -732,10 +738,11 @@ class Checker {
         at::Tensor t;
         if (!read_first(outputs, t)) continue;
         // A call returning the op's value as it is (Conv2d.forward returning _conv_forward's)
-        // matches too: the collective runs once on it. Every device sees the same steps.
-        if (collected.count(t.unsafeGetTensorImpl())) continue;
+        // matches too: the collective runs once on it. Holding the tensor keeps its address from
+        // being reused by another (which would skip a collective on some devices only).
+        if (t.is_same(last_collected)) continue;
         collect(pc, t);
-        collected.insert(t.unsafeGetTensorImpl());
+        last_collected = t;
         write_first(outputs, t);
       }
       if (is_forward_call(step)) {

@@ -41,8 +41,18 @@ REDUCED = {
     "mlp": ("MLP(hidden=64, ff=256)", []),
     "vae_block": ("DecoderStage(channels=(64, 64, 32, 32))", ["--input", "z=1,4,4,4"]),
     "tinynet": ("TinyNet()", []),
+    # tests/torch: routed experts that run (expert parallel at 1x2, tensor parallel inside the experts at 1x4).
+    "moe_routed": ("MoEStack(MoEArgs(dim=64, hidden_dim=128, n_layers=2, num_experts=8, top_k=2, vocab_size=256))", []),
 }
-SHARDED = {"gpt", "llama", "moe", "mlp", "vae_block"}  # fixtures whose full-size plans shard something
+# Plans with other workloads, for more kinds of collectives: prefill splits the routed tokens
+# (reduce-scatter of the experts' partial sums, all-gathers before the next consumers).
+WORKLOADS = {"moe_routed": ["--phase", "prefill", "--seq", "4096", "--batch", "8"]}
+
+
+def script_of(name):
+    fixture = os.path.join(FIXTURES, name + ".py")
+    return fixture if os.path.exists(fixture) else os.path.join(HERE, name + ".py")
+SHARDED = {"gpt", "llama", "moe", "mlp", "vae_block", "moe_routed"}  # fixtures whose full-size plans shard something
 # moe.py's SparseMoE unpacks torch.where over [batch, seq, k] routing into two index tensors: its
 # forward raises in PyTorch for any 3-D input (static analysis does not run it; verify does).
 UNRUNNABLE = {"moe"}
@@ -69,7 +79,7 @@ def export_reduced(workdir, names):
     jobs = []
     for n in names:
         expr = REDUCED[n][0] if n in REDUCED else None
-        script = os.path.join(FIXTURES, n + ".py") if n in REDUCED else os.path.join(HERE, n + ".py")
+        script = script_of(n)
         jobs.append({"script": script, "output": os.path.join(workdir, n + ".pt"), "model": expr, "weights": "random"})
     jobs_file = os.path.join(workdir, "jobs.json")
     with open(jobs_file, "w") as f:
@@ -115,12 +125,26 @@ def test_passes(shardlens, res, workdir):
                          (r or {}).get("error", err[-300:])):
             continue
         pt = os.path.join(workdir, name + ".pt")
-        code, plan_path, perr = full_plan(shardlens, os.path.join(FIXTURES, name + ".py"), workdir, name)
-        if not res.check("plan %s (full size)" % name, code == 0, perr[-300:]):
-            continue
+        plans = [("", [])] + ([(" prefill", WORKLOADS[name])] if name in WORKLOADS else [])
+        for what, workload in plans:
+            code, plan_path, perr = full_plan(shardlens, script_of(name), workdir, name + what.strip(), extra=workload)
+            if res.check("plan %s%s (full size)" % (name, what), code == 0, perr[-300:]):
+                # The batch the plan splits must split here too.
+                batch = ["--batch", workload[workload.index("--batch") + 1]] if "--batch" in workload else []
+                check_fixture(shardlens, res, name + what, pt, plan_path, extra + batch)
+    # Without --plan: the planner plans the export itself (a small model plans replicated).
+    pt = os.path.join(workdir, "mlp.pt")
+    if os.path.exists(pt):
+        code, rep, verr = verify(shardlens, pt, "1x2")
+        res.check("verify without --plan (plans the export)", code == 0 and rep and rep["ok"], "exit %d %s" % (code, verr[-300:]))
+
+
+def check_fixture(shardlens, res, label_name, pt, plan_path, extra):
+    name = label_name.split()[0]
+    if True:
         for mesh in ("1x2", "1x4"):
             code, rep, verr = verify(shardlens, pt, mesh, plan_path, extra)
-            label = "verify %s %s" % (name, mesh)
+            label = "verify %s %s" % (label_name, mesh)
             if name in UNRUNNABLE:
                 # The fixture's forward fails in PyTorch itself: verify must say so, not pass.
                 res.check(label + ": the unsharded forward fails, and verify says so",
@@ -136,11 +160,6 @@ def test_passes(shardlens, res, workdir):
                 # Sharded for real: devices held slices of the weights the plan shards.
                 res.check(label + ": computed sharded", rep.get("sharded_parameters", 0) > 0,
                           "no parameter was sliced: %s" % json.dumps(rep)[:300])
-    # Without --plan: the planner plans the export itself (a small model plans replicated).
-    pt = os.path.join(workdir, "mlp.pt")
-    if os.path.exists(pt):
-        code, rep, verr = verify(shardlens, pt, "1x2")
-        res.check("verify without --plan (plans the export)", code == 0 and rep and rep["ok"], "exit %d %s" % (code, verr[-300:]))
 
 
 def test_wrong(shardlens, res, workdir):
