@@ -1,6 +1,7 @@
 #include "plan/plan.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -589,62 +590,95 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       pl.rank = static_cast<int>(p.shape.size());
       pl.axes = axes;
       if (expert_parallel) {
-        // "layers.0.moe.experts.3.w1.weight" in the list "layers.0.moe.experts": expert 3.
+        // "layers.0.moe.experts.3.w1.weight" in the list "layers.0.moe.experts": expert 3 (a
+        // ModuleList's keys are its indices; anything else is looked up).
         const ir::Module& lm = model.modules[list];
         pl.experts = static_cast<int>(lm.children.size());
         if (p.name.size() > lm.name.size() + 1 && p.name.compare(0, lm.name.size(), lm.name) == 0 && p.name[lm.name.size()] == '.') {
           size_t start = lm.name.size() + 1, end = p.name.find('.', start);
-          const std::string key = p.name.substr(start, end == std::string::npos ? std::string::npos : end - start);
-          for (size_t k = 0; k < lm.child_keys.size(); ++k)
-            if (lm.child_keys[k] == key) pl.expert = static_cast<int>(k);
+          std::string_view key(p.name.data() + start, (end == std::string::npos ? p.name.size() : end) - start);
+          int index = -1;
+          auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), index);
+          if (ec == std::errc() && ptr == key.data() + key.size() && index >= 0 && index < pl.experts && lm.child_keys[index] == key)
+            pl.expert = index;
+          else
+            for (size_t k = 0; k < lm.child_keys.size() && pl.expert < 0; ++k)
+              if (lm.child_keys[k] == key) pl.expert = static_cast<int>(k);
         }
       }
     }
     phase("parameters");
-    // Collectives, folded over repeated blocks.
-    std::unordered_map<std::string, size_t> index;  // (kind, where, bytes, why) -> collective
+    // Collectives, folded over repeated blocks; the free slices the same way.
     std::vector<std::string> patterns(model.modules.size());  // module -> "h.*.attn", made once
-    for (auto& e : chosen.ev.events) {
-      int at_op = e.origin >= 0 ? e.origin : e.op;
-      int module = at_op >= 0 ? flow.ops[at_op].module : -1;
-      if (module >= 0 && patterns[module].empty())
-        patterns[module] = model.modules[module].name.empty() ? model.model : module_pattern(model.modules[module].name);
-      const std::string& at = module >= 0 ? patterns[module] : kOutput;
-      std::string key = std::to_string(static_cast<int>(e.kind)) + '|' + at + '|' + std::to_string(std::llround(e.bytes)) + '|' + e.why;
-      auto it = index.find(key);
-      if (it == index.end()) {
-        Collective c;
-        c.kind = e.kind;
-        c.axis = chosen.axes.size() > 1 ? "batch,model" : "model";
-        c.bytes = e.bytes;
-        c.time_us = e.time_us;
-        c.at = at;
-        c.why = e.why;
-        const auto& info = flow.tensors[e.tensor];
-        std::string dims, roles;
-        for (size_t d = 0; d < info.shape.size(); ++d) {
-          dims += (d ? ", " : "") + std::to_string(info.shape[d]);
-          roles += std::string(d ? ", " : "") + role_name(prep->roles[e.tensor][d]);
-        }
-        c.tensor = "[" + dims + "] (" + roles + ")";
-        c.span = at_op >= 0 ? flow.ops[at_op].span : ir::Span{};
-        auto layout = [](Spec sp) {
-          Collective::Layout l;
-          l.kind = sp.kind == kPartial ? "partial" : sp.sharded() ? "sharded" : "replicated";
-          l.dim = sp.sharded() ? sp.dim : -1;
-          l.segments = sp.kind == kSegments ? sp.seg : 0;
-          return l;
-        };
-        c.from = layout(e.from);
-        c.to = layout(e.to);
-        if (at_op < 0) c.applies_to = "model_output";
-        else if (e.from.kind == kPartial && e.origin >= 0 && e.origin != e.op) c.applies_to = "output";
-        else if (e.input >= 0) c.applies_to = "input", c.input = e.input;
-        it = index.emplace(std::move(key), mp.collectives.size()).first;
-        mp.collectives.push_back(std::move(c));
+    // An expert's body is traced once, for the list's first expert: what happens there happens
+    // in every expert.
+    std::vector<int> experts_around;  // op -> the Experts op whose body holds it (-1: none)
+    for (size_t i = 0; i < flow.ops.size(); ++i)
+      if (flow.ops[i].kind == OpKind::Experts) {
+        if (experts_around.empty()) experts_around.assign(flow.ops.size(), -1);
+        for (int k = static_cast<int>(i) + 1; k < flow.ops[i].end && k < static_cast<int>(flow.ops.size()); ++k) experts_around[k] = static_cast<int>(i);
       }
-      mp.collectives[it->second].count++;
-    }
+    auto add_instances = [&](Collective& c, int at_op, int module) {
+      const std::string& name = model.modules[module].name;
+      int around = at_op >= 0 && !experts_around.empty() ? experts_around[at_op] : -1;
+      const ir::Module* list = around >= 0 && flow.ops[around].module >= 0 ? &model.modules[flow.ops[around].module] : nullptr;
+      std::string first = list && !list->child_keys.empty() ? list->name + "." + list->child_keys[0] : "";
+      if (list && (name == first || name.rfind(first + ".", 0) == 0)) {
+        std::string every = list->name + ".*" + name.substr(first.size());  // "layers.3.moe.experts.*.w2"
+        if (c.instances.empty() || c.instances.back() != every) c.instances.push_back(std::move(every));
+      } else if (c.instances.empty() || c.instances.back() != name) {
+        c.instances.push_back(name);
+      }
+    };
+    auto fold = [&](const std::vector<CclEvent>& events, std::vector<Collective>& out, bool slices) {
+      std::unordered_map<std::string, size_t> index;  // (kind, where, bytes, why, layouts) -> collective
+      for (auto& e : events) {
+        int at_op = e.origin >= 0 ? e.origin : e.op;
+        int module = at_op >= 0 ? flow.ops[at_op].module : -1;
+        if (module >= 0 && patterns[module].empty())
+          patterns[module] = model.modules[module].name.empty() ? model.model : module_pattern(model.modules[module].name);
+        const std::string& at = module >= 0 ? patterns[module] : kOutput;
+        std::string key = std::to_string(static_cast<int>(e.kind)) + '|' + at + '|' + std::to_string(std::llround(e.bytes)) + '|' + e.why;
+        if (slices) key += '|' + std::to_string(e.to.code()) + '|' + std::to_string(e.input) + '|' + std::to_string(at_op >= 0 ? flow.ops[at_op].span.line * 4096 + flow.ops[at_op].span.column : 0);
+        auto it = index.find(key);
+        if (it == index.end()) {
+          Collective c;
+          c.kind = e.kind;
+          c.axis = chosen.axes.size() > 1 ? "batch,model" : "model";
+          c.bytes = e.bytes;
+          c.time_us = e.time_us;
+          c.at = at;
+          c.why = slices ? "each device keeps its block of a replicated value: no collective" : e.why;
+          const auto& info = flow.tensors[e.tensor];
+          std::string dims, roles;
+          for (size_t d = 0; d < info.shape.size(); ++d) {
+            dims += (d ? ", " : "") + std::to_string(info.shape[d]);
+            roles += std::string(d ? ", " : "") + role_name(prep->roles[e.tensor][d]);
+          }
+          c.tensor = "[" + dims + "] (" + roles + ")";
+          c.span = at_op >= 0 ? flow.ops[at_op].span : ir::Span{};
+          auto layout = [](Spec sp) {
+            Collective::Layout l;
+            l.kind = sp.kind == kPartial ? "partial" : sp.sharded() ? "sharded" : "replicated";
+            l.dim = sp.sharded() ? sp.dim : -1;
+            l.segments = sp.kind == kSegments ? sp.seg : 0;
+            return l;
+          };
+          c.from = layout(e.from);
+          c.to = layout(e.to);
+          if (at_op < 0) c.applies_to = "model_output";
+          else if (e.from.kind == kPartial && e.origin >= 0 && e.origin != e.op) c.applies_to = "output";
+          else if (e.input >= 0) c.applies_to = "input", c.input = e.input;
+          it = index.emplace(std::move(key), out.size()).first;
+          out.push_back(std::move(c));
+        }
+        Collective& c = out[it->second];
+        c.count++;
+        if (module >= 0) add_instances(c, at_op, module);
+      }
+    };
+    fold(chosen.ev.events, mp.collectives, false);
+    fold(chosen.ev.slices, mp.slices, true);
     mp.totals = chosen.totals;
     phase("collectives");
     // Components: the root's top-level items, identical consecutive blocks folded.

@@ -83,6 +83,8 @@ struct Collective {
   Layout from, to;
   std::string applies_to = "output";  // output | input | model_output
   int input = -1;
+  // The modules (not the pattern) where it occurs, in order; "*" stands for every expert of a list.
+  std::vector<std::string> instances;
 };
 
 struct Totals {
@@ -131,6 +133,9 @@ struct MeshPlan {
   std::string mode;  // how the rows axis is used: "replicated", "data parallel", "2-D tensor parallel"
   std::vector<ParameterLayout> parameters;
   std::vector<Collective> collectives;
+  // Where a replicated tensor is cut into the devices' blocks with no collective (sequence and data
+  // parallel inputs, a column layer's input taken sharded): what `shardlens verify` reproduces.
+  std::vector<Collective> slices;
   Totals totals;
   std::vector<Alternative> alternatives;
   std::vector<ComponentPlan> components;

@@ -93,9 +93,18 @@ nlohmann::json to_json(const PlanResult& r, const ir::ModelIR& model, const Plan
       nlohmann::json cj{{"kind", ccl_name(c.kind)}, {"axis", c.axis}, {"count", c.count},
                         {"bytes", static_cast<long long>(std::llround(c.bytes))}, {"time_us", c.time_us},
                         {"at", c.at}, {"why", c.why}, {"tensor", c.tensor}, {"span", span_json(c.span)},
-                        {"from", layout_json(c.from)}, {"to", layout_json(c.to)}, {"applies_to", c.applies_to}};
+                        {"from", layout_json(c.from)}, {"to", layout_json(c.to)}, {"applies_to", c.applies_to},
+                        {"instances", c.instances}};
       if (c.input >= 0) cj["input"] = c.input;
       m["collectives"].push_back(std::move(cj));
+    }
+    m["slices"] = nlohmann::json::array();
+    for (auto& c : mp.slices) {
+      nlohmann::json cj{{"axis", c.axis}, {"count", c.count}, {"at", c.at}, {"tensor", c.tensor}, {"span", span_json(c.span)},
+                        {"from", layout_json(c.from)}, {"to", layout_json(c.to)}, {"applies_to", c.applies_to},
+                        {"instances", c.instances}};
+      if (c.input >= 0) cj["input"] = c.input;
+      m["slices"].push_back(std::move(cj));
     }
     m["totals"] = totals_json(mp.totals);
     m["alternatives"] = nlohmann::json::array();

@@ -665,6 +665,16 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         int kind;
         double bytes;
         transition_us(prep, t, state[t], to, ctx, &kind, &bytes);
+        if (kind < 0 && state[t].kind == kReplicated && to.sharded()) {
+          CclEvent slice;
+          slice.op = index;
+          slice.tensor = t;
+          slice.from = state[t];
+          slice.to = to;
+          for (size_t i = 0; i < op.inputs.size() && slice.input < 0; ++i)
+            if (op.inputs[i] == t) slice.input = static_cast<int>(i);
+          ev.slices.push_back(std::move(slice));
+        }
         if (kind >= 0) {
           std::string consumer = consumer_op < 0 ? "expert dispatch" : flow.ops[consumer_op].name;
           if (consumer_op >= 0 && flow.ops[consumer_op].module > 0) consumer += " in " + pattern_of(flow.ops[consumer_op].module);

@@ -272,6 +272,7 @@ struct CclEvent {
 };
 struct Evaluation {
   std::vector<CclEvent> events;
+  std::vector<CclEvent> slices;       // replicated -> sharded without a collective (each device cuts its block)
   double compute_us = 0;
   double ccl_us = 0;
   double flops = 0, parallel_flops = 0;

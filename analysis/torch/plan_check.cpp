@@ -330,6 +330,7 @@ class Checker {
     report_.devices = mesh_.devices;
     std::map<std::string, int> by_name;
     for (size_t i = 0; i < model_.parameters.size(); ++i) by_name[model_.parameters[i].name] = static_cast<int>(i);
+    for (size_t i = 0; i < model_.modules.size(); ++i) module_by_name_[model_.modules[i].name] = static_cast<int>(i);
     layouts_.assign(model_.parameters.size(), nullptr);
     static const nlohmann::json kNone = nlohmann::json::array();
     // References into the plan (kept in layouts_), not copies.
@@ -357,9 +358,14 @@ class Checker {
     plan_axes_ = {"model"};
     for (auto& c : m.value("collectives", nlohmann::json::array()))
       if (c.value("axis", "model").find(',') != std::string::npos) plan_axes_ = split_axes(c.value("axis", "model"));
-    for (auto& c : m.value("collectives", nlohmann::json::array())) {
+    // Collectives, then the slices: a replicated value each device cuts to its block (no collective).
+    nlohmann::json moves = m.value("collectives", nlohmann::json::array());
+    size_t collective_count = moves.size();
+    for (auto& s : m.value("slices", nlohmann::json::array())) moves.push_back(s);
+    for (size_t k = 0; k < moves.size(); ++k) {
+      const nlohmann::json& c = moves[k];
       PlanCollective pc;
-      pc.kind = c.value("kind", "");
+      pc.kind = k < collective_count ? c.value("kind", "") : "slice";
       pc.at = c.value("at", "");
       pc.why = c.value("why", "");
       pc.applies_to = c.value("applies_to", "");
@@ -383,10 +389,26 @@ class Checker {
           continue;
         }
       }
-      for (size_t i = 0; i < model_.modules.size(); ++i) {
-        const std::string& name = model_.modules[i].name;
-        if (name.empty() ? pc.at == plan_.value("model", "") : pattern_matches(pc.at, name))
-          pc.modules.insert(static_cast<int>(i));
+      // The modules it occurs in when the plan names them (a pattern covers instances whose
+      // layouts differ: the first block receives the embedding's), else every match of `at`.
+      std::vector<std::string> instances;
+      for (auto& name : c.value("instances", nlohmann::json::array())) instances.push_back(name.get<std::string>());
+      if (instances.empty()) {
+        for (size_t i = 0; i < model_.modules.size(); ++i) {
+          const std::string& name = model_.modules[i].name;
+          if (name.empty() ? pc.at == plan_.value("model", "") : pattern_matches(pc.at, name)) pc.modules.insert(static_cast<int>(i));
+        }
+      }
+      for (auto& instance : instances) {
+        auto star = instance.find('*');
+        if (star == std::string::npos) {
+          if (auto it = module_by_name_.find(instance); it != module_by_name_.end()) pc.modules.insert(it->second);
+          continue;
+        }
+        std::string prefix = instance.substr(0, star);
+        for (size_t i = 0; i < model_.modules.size(); ++i)
+          if (model_.modules[i].name.compare(0, prefix.size(), prefix) == 0 && pattern_matches(instance, model_.modules[i].name))
+            pc.modules.insert(static_cast<int>(i));
       }
       collectives_.push_back(std::move(pc));
     }
@@ -576,7 +598,8 @@ class Checker {
   static constexpr int kTiers = 4;
   bool matches(const PlanCollective& c, const Step& step, int tier) const {
     if (!(tier % 2 == 1 ? same_span(c.span, step.span) : same_start(c.span, step.span))) return false;
-    return tier > 2 || c.modules.count(step.module) > 0;
+    // A module's own ops, or the call of the module (nn.Identity has no op of its own).
+    return tier > 2 || c.modules.count(step.module) > 0 || (step.callee >= 0 && c.modules.count(step.callee) > 0);
   }
 
   at::Tensor buffer(const at::Tensor& stored, int index) const {
@@ -717,6 +740,11 @@ class Checker {
       return parameter >= 0 ? c.device_weights_[static_cast<size_t>(device)][static_cast<size_t>(parameter)] : c.buffer(stored, buffer);
     }
     void collect(const PlanCollective& pc, at::Tensor& t) {
+      if (pc.kind == "slice") {
+        auto [block, count] = c.mesh_.block(device, pc.axes);
+        t = keep_block(t, pc.to.dim, block, count, pc.to.segments);
+        return;
+      }
       t = c.rendezvous_->exchange(device, t, [&](std::vector<at::Tensor>& values) { c.apply(pc, values); });
     }
     void before(const Step& step, std::vector<c10::IValue>& inputs) override {
@@ -840,6 +868,7 @@ class Checker {
   Mesh mesh_;
   std::vector<std::string> plan_axes_;
   std::vector<const nlohmann::json*> layouts_;
+  std::map<std::string, int> module_by_name_;
   std::string extra_;
   int extra_count_ = 0;
   std::vector<PlanCollective> collectives_;
