@@ -668,7 +668,13 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
           c.to = layout(e.to);
           if (at_op < 0) c.applies_to = "model_output";
           else if (e.from.kind == kPartial && e.origin >= 0 && e.origin != e.op) c.applies_to = "output";
-          else if (e.input >= 0) c.applies_to = "input", c.input = e.input;
+          else if (e.input >= 0) {
+            // Counted over the op's activations (weights and buffers skipped): what a module's
+            // call receives, and what a numeric check can find among an op's arguments.
+            c.applies_to = "input";
+            c.input = 0;
+            for (int j = 0; j < e.input; ++j) c.input += !is_free(flow, flow.ops[e.op].inputs[j]);
+          }
           it = index.emplace(std::move(key), out.size()).first;
           out.push_back(std::move(c));
         }

@@ -82,7 +82,7 @@ struct Collective {
   };
   Layout from, to;
   std::string applies_to = "output";  // output | input | model_output
-  int input = -1;
+  int input = -1;                      // which activation input (weights and buffers not counted)
   // The modules (not the pattern) where it occurs, in order; "*" stands for every expert of a list.
   std::vector<std::string> instances;
 };

@@ -230,9 +230,10 @@ struct PlanCollective {
   std::vector<std::string> axes;
   SourceSpan span;
   std::set<int> modules;  // module instances matching `at`
-  // How steps are matched, the strictest that finds any: 1 module and span, 2 module and where the
-  // span starts (TorchScript's range of a call is its callee, the planner's the whole call), 3 span
-  // in any module, 4 start in any module (a collective placed on a module list); 0 not found.
+  // How steps are matched, the strictest that finds any: the call of one of its modules (1 span, 2
+  // where the span starts: TorchScript's range of a call is its callee, the planner's the whole
+  // call), an op one of its modules runs (3, 4), an op of any module (5, 6: a collective placed on
+  // a module list); 0 not found.
   int tier = 0;
   int count = 0;
   std::string describe() const {
@@ -595,11 +596,11 @@ class Checker {
 
   // ---- the runs ------------------------------------------------------------------------------
 
-  static constexpr int kTiers = 4;
+  static constexpr int kTiers = 6;
   bool matches(const PlanCollective& c, const Step& step, int tier) const {
     if (!(tier % 2 == 1 ? same_span(c.span, step.span) : same_start(c.span, step.span))) return false;
-    // A module's own ops, or the call of the module (nn.Identity has no op of its own).
-    return tier > 2 || c.modules.count(step.module) > 0 || (step.callee >= 0 && c.modules.count(step.callee) > 0);
+    if (tier <= 2) return step.callee >= 0 && c.modules.count(step.callee) > 0;
+    return tier > 4 || (step.callee < 0 && c.modules.count(step.module) > 0);
   }
 
   at::Tensor buffer(const at::Tensor& stored, int index) const {
@@ -737,9 +738,14 @@ class Checker {
     at::Tensor last_collected;
     DeviceHooks(Checker& checker, int d) : c(checker), device(d) {}
     at::Tensor weight(const at::Tensor& stored, int parameter, int buffer) override {
-      return parameter >= 0 ? c.device_weights_[static_cast<size_t>(device)][static_cast<size_t>(parameter)] : c.buffer(stored, buffer);
+      at::Tensor w = parameter >= 0 ? c.device_weights_[static_cast<size_t>(device)][static_cast<size_t>(parameter)] : c.buffer(stored, buffer);
+      weights.insert(w.unsafeGetTensorImpl());  // alive for the whole run: addresses stay unique
+      return w;
     }
+    std::set<const c10::TensorImpl*> weights;
+    bool is_weight(const at::Tensor& t) const { return weights.count(t.unsafeGetTensorImpl()) > 0; }
     void collect(const PlanCollective& pc, at::Tensor& t) {
+      if (device == 0) ++(pc.kind == "slice" ? c.report_.slices_run : c.report_.collectives_run);
       if (pc.kind == "slice") {
         auto [block, count] = c.mesh_.block(device, pc.axes);
         t = keep_block(t, pc.to.dim, block, count, pc.to.segments);
@@ -748,18 +754,25 @@ class Checker {
       t = c.rendezvous_->exchange(device, t, [&](std::vector<at::Tensor>& values) { c.apply(pc, values); });
     }
     void before(const Step& step, std::vector<c10::IValue>& inputs) override {
+      // A tensor moved for an earlier consumer stays moved (the plan's layout of it changed).
+      for (auto& v : inputs)
+        if (v.isTensor())
+          if (auto it = moved.find(v.toTensor().unsafeGetTensorImpl()); it != moved.end()) v = it->second.second;
       for (auto& pc : c.collectives_) {
         if (pc.applies_to != "input" || pc.tier == 0 || !c.matches(pc, step, pc.tier)) continue;
         int seen = 0;
         for (auto& v : inputs)
-          if (v.isTensor() && seen++ == pc.input) {
-            at::Tensor t = v.toTensor();
+          if (v.isTensor() && !is_weight(v.toTensor()) && seen++ == pc.input) {
+            at::Tensor original = v.toTensor(), t = original;
             collect(pc, t);
             v = t;
+            // Holding the original keeps its address from naming another tensor later.
+            moved[original.unsafeGetTensorImpl()] = {original, t};
             break;
           }
       }
     }
+    std::map<const c10::TensorImpl*, std::pair<at::Tensor, at::Tensor>> moved;
     void after(const Step& step, std::vector<c10::IValue>& outputs) override {
       for (auto& pc : c.collectives_) {
         if (pc.applies_to != "output" || pc.tier == 0 || !c.matches(pc, step, pc.tier)) continue;
@@ -823,7 +836,10 @@ class Checker {
     }
     try {
       for (auto& pc : collectives_)
-        if (pc.tier == kTiers + 1) apply(pc, finals);
+        if (pc.tier == kTiers + 1) {
+          apply(pc, finals);
+          ++report_.collectives_run;
+        }
     } catch (const std::exception& e) {
       report_.error = std::string("the collective on the model's output cannot run: ") + e.what();
       report_.error_kind = 5;
@@ -910,6 +926,8 @@ nlohmann::json check_to_json(const CheckReport& r, const CheckOptions& o) {
   if (!r.error.empty()) j["error"] = r.error;
   j["inputs"] = r.inputs;
   j["sharded_parameters"] = r.sharded_parameters;
+  j["collectives_run"] = r.collectives_run;
+  j["slices_run"] = r.slices_run;
   j["components"] = nlohmann::json::array();
   for (auto& c : r.components) {
     nlohmann::json cj{{"module", c.module}, {"instances", c.instances}, {"status", c.status}};

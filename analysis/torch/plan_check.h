@@ -42,6 +42,8 @@ struct CheckReport {
   std::vector<std::string> inputs;  // "idx: [2, 8] int64"
   int devices = 0;
   int sharded_parameters = 0;       // parameters some device holds only a share of
+  int collectives_run = 0;          // the plan's collectives as the devices ran them (the model output's too)
+  int slices_run = 0;               // replicated values cut into the devices' blocks
   double seconds = 0;
 };
 

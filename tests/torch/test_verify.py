@@ -46,7 +46,10 @@ REDUCED = {
 }
 # Plans with other workloads, for more kinds of collectives: prefill splits the routed tokens
 # (reduce-scatter of the experts' partial sums, all-gathers before the next consumers).
-WORKLOADS = {"moe_routed": ["--phase", "prefill", "--seq", "4096", "--batch", "8"]}
+# GPT in prefill with batch 4 runs data parallel (the token ids cut by batch, gathered before the
+# head); Llama mixes it with tensor-parallel FFNs (all-gather before w1, reduce-scatter after w2).
+PREFILL = ["--phase", "prefill", "--seq", "4096", "--batch", "4"]
+WORKLOADS = {"moe_routed": ["--phase", "prefill", "--seq", "4096", "--batch", "8"], "gpt": PREFILL, "llama": PREFILL}
 
 
 def script_of(name):
@@ -157,9 +160,11 @@ def check_fixture(shardlens, res, label_name, pt, plan_path, extra):
             res.check(label + ": every component checked", all(s == "ok" for s in statuses.values()),
                       "%s; not checked: %s" % (statuses, rep.get("not_checked")))
             if name in SHARDED:
-                # Sharded for real: devices held slices of the weights the plan shards.
-                res.check(label + ": computed sharded", rep.get("sharded_parameters", 0) > 0,
-                          "no parameter was sliced: %s" % json.dumps(rep)[:300])
+                # Sharded for real: devices held slices of the weights, or of the activations (data
+                # parallel), and ran the plan's collectives.
+                res.check(label + ": computed sharded",
+                          (rep.get("sharded_parameters", 0) > 0 or rep.get("slices_run", 0) > 0) and rep.get("collectives_run", 0) > 0,
+                          "nothing was sliced or no collective ran: %s" % json.dumps(rep)[:300])
 
 
 def test_wrong(shardlens, res, workdir):
@@ -198,6 +203,23 @@ def test_wrong(shardlens, res, workdir):
         c = component(rep, "h.*")
         res.check("wrong plan fails %s: column feeding column without a collective" % mesh,
                   code == 4 and c and c["status"] == "mismatch", "exit %d %s %s" % (code, json.dumps(rep)[:500], verr[-200:]))
+    # Llama in prefill: the residual stream split by batch, FFNs tensor parallel. Without the
+    # all-gather before w1 each device's FFN sees only its own rows.
+    done, err = export_reduced(workdir, ["llama"])
+    llama_pt = os.path.join(workdir, "llama.pt")
+    code, plan_path, perr = full_plan(shardlens, script_of("llama"), workdir, "llama_prefill", extra=PREFILL)
+    with open(plan_path) as f:
+        prefill = json.load(f)
+    for shape, mesh in (([1, 2], "1x2"), ([1, 4], "1x4")):
+        plan = copy.deepcopy(prefill)
+        m = mesh_of(plan, shape)
+        before = len(m["collectives"])
+        m["collectives"] = [cl for cl in m["collectives"] if not (cl["kind"] == "all_gather" and cl["at"].endswith("feed_forward.w1"))]
+        code, rep, verr = verify(shardlens, llama_pt, mesh, write_plan(plan, os.path.join(workdir, "noag.json")), ["--batch", "4"])
+        c = component(rep, "layers.*")
+        res.check("wrong plan fails %s: a batch-split stream into a tensor-parallel FFN without its all-gather" % mesh,
+                  before == len(m["collectives"]) + 1 and code == 4 and c and c["status"] == "mismatch",
+                  "exit %d %s %s" % (code, json.dumps(rep)[:500], verr[-200:]))
     # 3. A norm over the sharded features: with its statistics all-reduce it holds, without it not.
     nb = os.path.join(HERE, "norm_between.py")
     nb_pt = os.path.join(workdir, "norm_between.pt")
