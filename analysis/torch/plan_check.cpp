@@ -178,41 +178,37 @@ double distance(const at::Tensor& a, const at::Tensor& b) {
   return d.max().item<double>();
 }
 
-// The first tensor of a step's values (a tuple's first element included), to read or replace.
-at::Tensor* first_tensor(std::vector<c10::IValue>& values, c10::IValue** holder, size_t* element) {
+// Where the first tensor of a step's values is (a tuple's first tensor element included): the
+// value holding it, and its index in that tuple (SIZE_MAX: the value itself). Null when none.
+c10::IValue* first_tensor(std::vector<c10::IValue>& values, size_t* element) {
   for (auto& v : values) {
     if (v.isTensor()) {
-      *holder = &v;
       *element = SIZE_MAX;
-      return nullptr;
+      return &v;
     }
     if (v.isTuple()) {
       const auto& elems = v.toTupleRef().elements();
       for (size_t i = 0; i < elems.size(); ++i)
         if (elems[i].isTensor()) {
-          *holder = &v;
           *element = i;
-          return nullptr;
+          return &v;
         }
     }
   }
-  *holder = nullptr;
   return nullptr;
 }
 
 bool read_first(std::vector<c10::IValue>& values, at::Tensor& out) {
-  c10::IValue* holder = nullptr;
   size_t element = 0;
-  first_tensor(values, &holder, &element);
+  c10::IValue* holder = first_tensor(values, &element);
   if (!holder) return false;
   out = element == SIZE_MAX ? holder->toTensor() : holder->toTupleRef().elements()[element].toTensor();
   return true;
 }
 
 void write_first(std::vector<c10::IValue>& values, const at::Tensor& t) {
-  c10::IValue* holder = nullptr;
   size_t element = 0;
-  first_tensor(values, &holder, &element);
+  c10::IValue* holder = first_tensor(values, &element);
   if (!holder) return;
   if (element == SIZE_MAX) {
     *holder = t;
@@ -618,8 +614,11 @@ class Checker {
     at::Tensor weight(const at::Tensor& stored, int parameter, int buffer) override {
       return parameter >= 0 ? c.reference_[static_cast<size_t>(parameter)] : c.buffer(stored, buffer);
     }
+    // Which steps each collective's place matches, per tier. SHARDLENS_VERIFY_DEBUG=1 lists every
+    // step (its module and span) on stderr: where a plan's places can land.
     void count(const Step& step, bool input) {
-      if (std::getenv("SHARDLENS_VERIFY_DEBUG"))
+      static const bool debug = std::getenv("SHARDLENS_VERIFY_DEBUG") != nullptr;
+      if (debug)
         std::fprintf(stderr, "%s %s module=%s span=%u:%u-%u:%u\n", input ? "before" : "after", step.node->kind().toQualString(),
                      c.model_.modules[static_cast<size_t>(step.module)].name.c_str(), step.span.line, step.span.column,
                      step.span.end_line, step.span.end_column);
