@@ -4,6 +4,8 @@
 // entry specs; results are memoized by (body content hash, entry specs, context), so identical
 // repeated blocks — and, across edits, unchanged classes — are solved once.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -361,6 +363,12 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
                        [](const Node& a, const Node& b) { return a.cost < b.cost; });
       next.resize(kMaxStates);
       truncated_ = true;
+      // SHARDLENS_PLAN_DEBUG=1: which body (and where in it) the live layouts outgrow the cap.
+      static const bool debug = std::getenv("SHARDLENS_PLAN_DEBUG") != nullptr;
+      if (debug)
+        std::fprintf(stderr, "truncated: body %d (module %s) at item %zu/%zu (%s), %zu live tensors, ext %zu\n", b,
+                     body.op >= 0 && flow.ops[body.op].module >= 0 ? prep.model->modules[flow.ops[body.op].module].name.c_str() : "(root)",
+                     pos, body.items.size(), op.name.c_str(), next[0].state.size(), body.ext.size());
     }
     layers.push_back(std::move(next));
   }

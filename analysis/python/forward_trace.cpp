@@ -1215,11 +1215,20 @@ Value ForwardTracer::subscript(Interpreter& in, const Value& target, const Value
     if (it.is_int()) int_index = true;
   int64_t kept = 1;
   if (!int_index) {
-    // find the kept size from the result: dims match except the sliced one (and Nones)
+    // find the kept size from the result: dims match except the sliced one (and Nones); an
+    // ellipsis stands for the dims the other items leave
     size_t ri = 0, ti = 0;
     for (auto& it : items) {
       if (it.is_none()) { ++ri; continue; }
-      if (static_cast<int>(ti) == sliced_dim) kept = (*rs)[ri];
+      if (it.kind == Value::Kind::Ellipsis) {
+        size_t consumed = 0;
+        for (auto& other : items)
+          if (!other.is_none() && other.kind != Value::Kind::Ellipsis) ++consumed;
+        ri += ts->size() - consumed;
+        ti += ts->size() - consumed;
+        continue;
+      }
+      if (static_cast<int>(ti) == sliced_dim && ri < rs->size()) kept = (*rs)[ri];
       ++ri;
       ++ti;
     }

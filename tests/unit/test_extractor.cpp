@@ -120,3 +120,44 @@ TEST_CASE("repeated blocks share a structure hash") {
   REQUIRE(layers->children.size() == 32);
   for (int c : layers->children) CHECK(r.model.modules[c].structure_hash == r.model.modules[layers->children[0]].structure_hash);
 }
+
+TEST_CASE("forward trace: a slice after an ellipsis keeps the sliced part (rotate_half)") {
+  const char* text = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(64, 64)
+
+    def forward(self, x):
+        y = self.proj(x)
+        a = y[..., : y.shape[-1] // 2]
+        b = y[..., y.shape[-1] // 2 :]
+        c = y[:, :, :16]
+        return torch.cat((-b, a), dim=-1) + c.sum()
+
+model = M()
+)";
+  python::ModelExtractor extractor(text, "m.py");
+  python::ExtractOptions options;
+  options.trace_forward = true;
+  auto r = extractor.extract(options);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  REQUIRE(flow.error.empty());
+  std::vector<std::vector<int64_t>> splits;
+  int reshapes = 0;
+  for (auto& op : flow.ops) {
+    if (op.kind == ir::OpKind::Split) splits.push_back(op.sizes);
+    if (op.kind == ir::OpKind::Reshape) ++reshapes;
+  }
+  // Each slice is one part of a split of the last dim, with the size it keeps; no reshape needed
+  // (a size-1 split and a reshape back to 32 was what the ellipsis used to give).
+  REQUIRE(splits.size() == 3);
+  CHECK(splits[0] == std::vector<int64_t>{32, 32});
+  CHECK(splits[1] == std::vector<int64_t>{32, 32});
+  CHECK(splits[2] == std::vector<int64_t>{16, 48});
+  CHECK(reshapes == 0);
+}
