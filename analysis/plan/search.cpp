@@ -357,6 +357,37 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
     }
     if (next.empty()) break;  // no strategy fits (pins contradict): the body is infeasible
     if (next.size() > kMaxStates) {
+      // Exact pruning first: moving a replicated tensor to any layout costs nothing
+      // (transition_us), and what follows depends on a state only through such moves, so a
+      // state that differs from another only by R where the other is sharded or partial, at no
+      // higher cost, is at least as good. One tensor at a time finds most of them.
+      std::vector<char> dominated(next.size(), 0);
+      State probe;
+      for (size_t k = 0; k < next.size(); ++k) {
+        const Node& n = next[k];
+        for (size_t e = 0; e < n.state.size() && !dominated[k]; ++e) {
+          if (n.state[e].second.kind == kReplicated) continue;
+          probe = n.state;
+          probe[e].second = Spec::R();
+          auto range = seen.equal_range(hash_of(probe));
+          for (auto it = range.first; it != range.second; ++it) {
+            const Node& other = next[it->second];
+            if (other.cost <= n.cost && other.state == probe) {
+              dominated[k] = 1;
+              break;
+            }
+          }
+        }
+      }
+      size_t kept = 0;
+      for (size_t k = 0; k < next.size(); ++k)
+        if (!dominated[k]) {
+          if (kept != k) next[kept] = std::move(next[k]);
+          ++kept;
+        }
+      next.resize(kept);
+    }
+    if (next.size() > kMaxStates) {
       // Many tensors live at once (a forward that keeps every intermediate result): the number of
       // layouts grows as their product. Keep the cheapest states — exact no longer, and said so.
       std::nth_element(next.begin(), next.begin() + kMaxStates, next.end(),
