@@ -11,7 +11,17 @@
 namespace shardlens::cli {
 namespace {
 
-std::optional<int64_t> positive(const char* command, const std::string& flag, const std::string& v) {
+bool valid_layout(const std::string& s) {
+  if (s == "replicated" || s == "partial") return true;
+  if (s.rfind("shard:", 0) != 0 || s.size() == 6) return false;
+  for (size_t i = 6; i < s.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<int64_t> positive_int(const char* command, const std::string& flag, const std::string& v) {
   size_t used = 0;
   long long x = 0;
   try {
@@ -25,16 +35,6 @@ std::optional<int64_t> positive(const char* command, const std::string& flag, co
   }
   return x;
 }
-
-bool valid_layout(const std::string& s) {
-  if (s == "replicated" || s == "partial") return true;
-  if (s.rfind("shard:", 0) != 0 || s.size() == 6) return false;
-  for (size_t i = 6; i < s.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-  return true;
-}
-
-}  // namespace
 
 FlagStatus take_planning_flag(const char* command, const char* usage, const std::vector<std::string>& args, size_t& i,
                               PlanningArgs& out) {
@@ -91,7 +91,7 @@ FlagStatus take_planning_flag(const char* command, const char* usage, const std:
     else if (*v == "tensor") options.strategy = plan::StrategyMode::Tensor;
     else return fail("--strategy must be auto or tensor, not '" + *v + "'");
   } else if (a == "--batch" || a == "--seq") {
-    auto n = positive(command, a, *v);
+    auto n = positive_int(command, a, *v);
     if (!n) return FlagStatus::Error;
     (a == "--batch" ? options.workload.batch : options.workload.seq) = *n;
   } else if (a == "--phase") {
@@ -106,8 +106,8 @@ FlagStatus take_planning_flag(const char* command, const char* usage, const std:
     if (!options.hardware) return fail("--hardware must be wormhole or blackhole, not '" + *v + "'");
   } else if (a == "--spatial") {
     auto x = v->find('x');
-    auto h = x == std::string::npos ? std::nullopt : positive(command, a, v->substr(0, x));
-    auto w = h ? positive(command, a, v->substr(x + 1)) : std::nullopt;
+    auto h = x == std::string::npos ? std::nullopt : positive_int(command, a, v->substr(0, x));
+    auto w = h ? positive_int(command, a, v->substr(x + 1)) : std::nullopt;
     if (!h || !w) return fail("--spatial must be HxW with positive integers, e.g. 64x64");
     out.trace.spatial[0] = *h;
     out.trace.spatial[1] = *w;

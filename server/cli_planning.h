@@ -4,6 +4,7 @@
 // exactly the same inputs with the same messages.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ enum class FlagStatus { NotMine, Taken, Error };
 // for a missing value) and returns Error (the caller exits 2).
 FlagStatus take_planning_flag(const char* command, const char* usage, const std::vector<std::string>& args, size_t& i,
                               PlanningArgs& out);
+
+// `v` as a positive integer; otherwise prints "<command>: FLAG must be a positive integer, not 'v'"
+// to stderr and returns nullopt (the caller exits 2).
+std::optional<int64_t> positive_int(const char* command, const std::string& flag, const std::string& v);
 
 // Fills what the flags left unset (the t3k mesh) and the trace workload from the plan workload.
 void finish_planning_args(PlanningArgs& out);

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "cli.h"
+#include "analysis.h"
 #include "cli_planning.h"
 #include "ir/ir_json.h"
 #include "ir/ir_text.h"
@@ -67,29 +68,6 @@ const char* kPlanGraphUsage =
     "                      [--pin PARAM=LAYOUT ...] [--pin-output MODULE=LAYOUT ...] [--pins-only] [--no-cache]\n"
     "  Plans on the exact graph (from `shardlens export`); FILE.py gives the source spans, and where its\n"
     "  static analysis was blind the plan says so (diagnostics with code static-blind).\n";
-
-std::optional<int64_t> positive_int(const std::string& prog, const std::string& flag, const std::string& v) {
-  size_t used = 0;
-  long long x = 0;
-  try {
-    x = std::stoll(v, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used != v.size() || x <= 0) {
-    std::fprintf(stderr, "%s: %s must be a positive integer, not '%s'\n", prog.c_str(), flag.c_str(), v.c_str());
-    return std::nullopt;
-  }
-  return x;
-}
-
-std::string default_output(const std::string& script) {
-  std::string base = script;
-  auto slash = base.rfind('/');
-  auto dot = base.rfind('.');
-  if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) base = base.substr(0, dot);
-  return base + ".pt";
-}
 
 std::string span_text(const std::string& text, const ir::Span& s) {
   if (!s.valid()) return "";
@@ -244,7 +222,7 @@ int run_export(const std::vector<std::string>& args) {
     std::fprintf(stderr, "shardlens export: %s\n", error.c_str());
     return 1;
   }
-  if (req.output.empty()) req.output = default_output(req.script);
+  if (req.output.empty()) req.output = server::export_path_for(req.script);
   // The static front end's root, so that both front ends build the same model: its expression and
   // the text that constructs it (an instance made inside __main__, which the export does not run).
   if (req.model_expression.empty()) {
