@@ -6,22 +6,13 @@
 #include <unordered_map>
 
 #include "emit/python_code.h"
+#include "ir/module_path.h"
 
 namespace shardlens::emit {
 
 namespace {
 
-std::vector<std::string> split_dots(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    out.push_back(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return out;
-}
+using ir::split_module_path;
 
 bool all_digits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -35,7 +26,7 @@ std::string join(const std::vector<std::string>& parts, size_t from, size_t to) 
 
 // "h.3.attn.qkv" -> "h.*.attn.qkv"
 std::string folded(const std::string& name) {
-  auto parts = split_dots(name);
+  auto parts = split_module_path(name);
   for (auto& p : parts)
     if (all_digits(p)) p = "*";
   return join(parts, 0, parts.size());
@@ -88,7 +79,7 @@ std::string hf_style(const ModuleStyle& m) {
 // How the snippet reaches a submodule of `root` by its named_modules() path.
 std::string submodule(const std::string& root, const std::string& path) {
   if (path.empty()) return root;
-  auto parts = split_dots(path);
+  auto parts = split_module_path(path);
   if (std::all_of(parts.begin(), parts.end(), [](auto& p) { return detail::is_identifier(p); })) return root + "." + path;
   return root + ".get_submodule(" + detail::string_literal(path) + ")";
 }
@@ -235,7 +226,7 @@ std::string dtensor_block(const ir::ModelIR& model, const plan::MeshPlan& plan, 
   std::map<std::string, std::vector<std::string>> indices;  // container -> child keys in order
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> block_entries;  // "container\nkey" -> entries
   for (auto& m : styles.modules) {
-    auto parts = split_dots(m.path);
+    auto parts = split_module_path(m.path);
     size_t k = 0;
     while (k < parts.size() && !all_digits(parts[k])) ++k;
     if (k == 0 || k + 1 >= parts.size()) {

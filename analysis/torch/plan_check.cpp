@@ -1,5 +1,7 @@
 #include "torch/plan_check.h"
 
+#include "ir/module_path.h"
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
@@ -237,24 +239,6 @@ struct PlanCollective {
   }
 };
 
-bool pattern_matches(const std::string& pattern, const std::string& name) {
-  auto parts = [](const std::string& s) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (true) {
-      size_t dot = s.find('.', start);
-      out.push_back(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
-    return out;
-  };
-  std::vector<std::string> p = parts(pattern), n = parts(name);
-  if (p.size() != n.size()) return false;
-  for (size_t i = 0; i < p.size(); ++i)
-    if (p[i] != "*" && p[i] != n[i]) return false;
-  return true;
-}
 
 bool same_start(const SourceSpan& a, const SourceSpan& b) { return a.valid() && a.line == b.line && a.column == b.column; }
 bool same_span(const SourceSpan& a, const SourceSpan& b) {
@@ -393,7 +377,7 @@ class Checker {
       if (instances.empty()) {
         for (size_t i = 0; i < model_.modules.size(); ++i) {
           const std::string& name = model_.modules[i].name;
-          if (name.empty() ? pc.at == plan_.value("model", "") : pattern_matches(pc.at, name)) pc.modules.insert(static_cast<int>(i));
+          if (name.empty() ? pc.at == plan_.value("model", "") : ir::module_pattern_matches(pc.at, name)) pc.modules.insert(static_cast<int>(i));
         }
       }
       for (auto& instance : instances) {
@@ -404,7 +388,7 @@ class Checker {
         }
         std::string prefix = instance.substr(0, star);
         for (size_t i = 0; i < model_.modules.size(); ++i)
-          if (model_.modules[i].name.compare(0, prefix.size(), prefix) == 0 && pattern_matches(instance, model_.modules[i].name))
+          if (model_.modules[i].name.compare(0, prefix.size(), prefix) == 0 && ir::module_pattern_matches(instance, model_.modules[i].name))
             pc.modules.insert(static_cast<int>(i));
       }
       collectives_.push_back(std::move(pc));
@@ -422,7 +406,7 @@ class Checker {
         components_.back().pattern = pattern;
       }
       for (size_t i = 1; i < model_.modules.size(); ++i)
-        if (pattern_matches(pattern, model_.modules[i].name)) is_component_[i] = index;
+        if (ir::module_pattern_matches(pattern, model_.modules[i].name)) is_component_[i] = index;
     }
     output_component_ = static_cast<int>(components_.size());
     components_.emplace_back();
