@@ -3,6 +3,7 @@
 // (body content, entry specs, context) so that repeated blocks and unchanged classes are solved once.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -94,7 +95,14 @@ struct Prepared {
     std::vector<int> items;      // top-level ops of the body, in order
     std::vector<int> ext;        // tensors used inside but produced (or owned) outside, by first use
     std::vector<int> outputs;    // tensors the body hands back
-    std::unordered_map<int, int> last_use;  // tensor -> position in items of its last use
+    // Tensor -> position in items of its last use (items.size(): handed back), flat and sorted by
+    // tensor: the search looks it up for every tensor of every state it builds.
+    std::vector<std::pair<int, int>> last_use;
+    std::vector<std::vector<int>> dies_at;  // per position: the tensors last used there, sorted
+    int last_use_of(int t) const {
+      auto it = std::lower_bound(last_use.begin(), last_use.end(), t, [](const auto& e, int v) { return e.first < v; });
+      return it != last_use.end() && it->first == t ? it->second : -1;
+    }
     uint64_t signature = 0;
     std::vector<int> parameters;  // parameters read anywhere inside (for pinned plans' memo keys)
     std::vector<int> modules;     // modules whose ops run inside

@@ -341,6 +341,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
   for (size_t t = 0; t < flow.tensors.size(); ++t)
     if (flow.tensors[t].parameter >= 0 && tensor_home[t] >= 0) p->param_owner_body[flow.tensors[t].parameter] = tensor_home[t];
   // Ext tensors and liveness per body.
+  std::vector<std::unordered_map<int, int>> last_use(p->bodies.size());
   for (size_t b = 0; b < p->bodies.size(); ++b) {
     auto& body = p->bodies[b];
     std::set<int> seen_ext;
@@ -354,7 +355,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
       return false;
     };
     auto note_use = [&](int t, int pos) {
-      body.last_use[t] = pos;
+      last_use[b][t] = pos;
       bool free_here = is_free(flow, t) && tensor_home[t] >= 0 && depth[tensor_home[t]] >= depth[b] &&
                        lca(tensor_home[t], static_cast<int>(b)) == static_cast<int>(b) && tensor_home[t] == static_cast<int>(b);
       bool free_below = is_free(flow, t) && !free_here;
@@ -379,7 +380,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
         for (int t : op.inputs) note_use(t, static_cast<int>(pos));
       }
     }
-    for (int t : body.outputs) body.last_use[t] = static_cast<int>(body.items.size());
+    for (int t : body.outputs) last_use[b][t] = static_cast<int>(body.items.size());
   }
   // Nested bodies' ext tensors count as uses at the Call's position in the parent (params owned
   // above, activations captured from outside). Children come after parents in `bodies`, so walk
@@ -390,8 +391,8 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
     auto& pbody = p->bodies[par];
     int pos = static_cast<int>(std::find(pbody.items.begin(), pbody.items.end(), body.op) - pbody.items.begin());
     for (int t : body.ext) {
-      auto it = pbody.last_use.find(t);
-      if (it == pbody.last_use.end() || it->second < pos) pbody.last_use[t] = pos;
+      auto it = last_use[par].find(t);
+      if (it == last_use[par].end() || it->second < pos) last_use[par][t] = pos;
       bool inside_parent = produced_in[t] >= 0 && [&] {
         int pb = produced_in[t];
         while (pb >= 0) {
@@ -404,6 +405,13 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
       if (!inside_parent && !owned_by_parent && std::find(pbody.ext.begin(), pbody.ext.end(), t) == pbody.ext.end())
         pbody.ext.push_back(t);
     }
+  }
+  for (size_t b = 0; b < p->bodies.size(); ++b) {
+    auto& body = p->bodies[b];
+    body.last_use.assign(last_use[b].begin(), last_use[b].end());
+    std::sort(body.last_use.begin(), body.last_use.end());
+    body.dies_at.assign(body.items.size() + 1, {});
+    for (auto& [t, pos] : body.last_use) body.dies_at[pos].push_back(t);  // sorted: last_use is
   }
   // The Experts op's body reads its routed tokens (a fresh tensor) and the expert's parameters.
   // Signatures: content of each body with tensors renumbered by first appearance.
