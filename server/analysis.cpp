@@ -71,7 +71,7 @@ void add_plan_findings(DocumentAnalysis& a) {
     a.findings.push_back(std::move(f));
   }
   for (auto& [index, n] : more) a.findings[index].message += " (and " + std::to_string(n) + " more like it in repeated blocks)";
-  for (auto& u : a.model.unresolved) {
+  for (auto& u : a.model().unresolved) {
     Finding f;
     bool syntax = u.what == "syntax error" || u.reason.find("does not parse") != std::string::npos;
     f.code = syntax ? "syntax-error" : "unresolved";
@@ -123,6 +123,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, c
     if (text[i] == '\n') a->line_starts.push_back(i + 1);
   auto done = [&]() {
     a->analysis_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    last_ = a;
     return a;
   };
   if (text.size() > kMaxAnalysedBytes) {
@@ -157,13 +158,25 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, c
   extract.trace_forward = true;
   extract.workload.batch = a->options.workload.batch;
   extract.workload.tokens = a->options.workload.tokens_per_forward();
+  // An edit that changed no code (a comment): the last analysis' model and plan still hold.
+  extract.reuse_unchanged = !fresh && last_ && last_->settings == settings && last_->exact_graph.empty();
   auto result = extractor_->extract(extract);
-  a->model = std::move(result.model);
-  a->extracted = result.ok;
   // A fresh TorchScript export of this script: the exact graph wins over the static front end
   // (shardlens-graph runs as a child process; its answers are cached by content).
   std::string pt = export_path_for(path);
-  if (fresh_export(path, text, pt)) {
+  const bool use_export = fresh_export(path, text, pt);
+  const bool reuse = result.unchanged && !use_export;
+  if (result.unchanged && !reuse) {
+    extract.reuse_unchanged = false;
+    result = extractor_->extract(extract);
+  }
+  if (reuse) {
+    a->shared_model = last_->shared_model;
+  } else {
+    a->shared_model = std::make_shared<const ir::ModelIR>(std::move(result.model));
+  }
+  a->extracted = result.ok;
+  if (use_export) {
     torchgraph::GraphRequest request;
     request.file = pt;
     request.batch = a->options.workload.batch;
@@ -171,8 +184,8 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, c
     auto graph = torchgraph::fetch_graph(request);
     auto exact = graph.ok ? torchgraph::exact_ir_from_json(graph.json) : torchgraph::ExactIR{};
     if (graph.ok && exact.ok) {
-      torchgraph::adopt_static_spans(exact.model, a->model);
-      for (auto& blind : torchgraph::compare_with_static(exact.model, a->model)) {
+      torchgraph::adopt_static_spans(exact.model, a->model());
+      for (auto& blind : torchgraph::compare_with_static(exact.model, a->model())) {
         Finding f{"static-blind", "information", "the exact graph (" + pt.substr(pt.find_last_of('/') + 1) + ") sees what the static analysis did not: " + blind.message, 0, 0, std::nullopt, ""};
         if (blind.span.valid()) {
           f.start = a->offset_of(blind.span, false);
@@ -180,7 +193,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, c
         }
         a->findings.push_back(std::move(f));
       }
-      a->model = std::move(exact.model);
+      a->shared_model = std::make_shared<const ir::ModelIR>(std::move(exact.model));
       a->extracted = true;
       a->exact_graph = pt;
       result.ok = true;
@@ -199,8 +212,12 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, c
       ir::Span s = python::locate_value(*script, keys, value);
       return s.valid() ? s : fallback;
     };
-    planner_.new_generation();  // what this version does not use goes at the next one
-    a->plan = planner_.plan(a->model, a->options);
+    if (reuse) {
+      a->plan = last_->plan;  // its names point into the shared model
+    } else {
+      planner_.new_generation();  // what this version does not use goes at the next one
+      a->plan = planner_.plan(a->model(), a->options);
+    }
     if (!a->plan.ok) a->findings.push_back({"plan-failed", "warning", "shardlens could not plan: " + a->plan.error, 0, 0, std::nullopt, ""});
   }
   add_plan_findings(*a);
@@ -215,7 +232,7 @@ std::optional<plan::PlanResult> DocumentAnalyzer::plan_with_pins(const DocumentA
   plan::PlanOptions options = analysis.options;
   options.pinned_parameters = pins;
   options.alternatives = false;
-  auto result = planner_.plan(analysis.model, options);
+  auto result = planner_.plan(analysis.model(), options);
   if (!result.ok) return std::nullopt;
   return result;
 }

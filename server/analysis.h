@@ -59,7 +59,10 @@ struct DocumentAnalysis {
   plan::PlanOptions options;
   bool extracted = false;   // a model was found
   std::string error;        // why not
-  ir::ModelIR model;        // stays put: the plan's names point into it
+  // Stays put (the plan's names point into it); shared with the analysis that an edit changing
+  // no code reuses it from.
+  std::shared_ptr<const ir::ModelIR> shared_model = std::make_shared<const ir::ModelIR>();
+  const ir::ModelIR& model() const { return *shared_model; }
   std::string exact_graph;  // the TorchScript export the model came from ("" = the static front end)
   plan::PlanResult plan;
   std::vector<AnnotationSite> annotations;
@@ -89,6 +92,7 @@ class DocumentAnalyzer {
   std::unique_ptr<python::ModelExtractor> extractor_;
   plan::Planner planner_;
   std::string path_;
+  std::shared_ptr<const DocumentAnalysis> last_;  // its model and plan serve edits that change no code
 };
 
 // The export beside a script ("model.py" -> "model.pt"), as `shardlens export` writes it.

@@ -25,10 +25,10 @@ struct Walker {
   std::set<std::string> root_names;
 
   explicit Walker(DocumentAnalysis& analysis) : a(analysis), text(analysis.text) {
-    for (size_t i = 0; i < a.model.modules.size(); ++i) module_index[a.model.modules[i].name] = static_cast<int>(i);
-    for (size_t i = 0; i < a.model.parameters.size(); ++i) parameter_index[a.model.parameters[i].name] = static_cast<int>(i);
+    for (size_t i = 0; i < a.model().modules.size(); ++i) module_index[a.model().modules[i].name] = static_cast<int>(i);
+    for (size_t i = 0; i < a.model().parameters.size(); ++i) parameter_index[a.model().parameters[i].name] = static_cast<int>(i);
     root_names.insert("model");
-    const std::string& root = a.model.root_expression;
+    const std::string& root = a.model().root_expression;
     bool identifier = !root.empty() && std::all_of(root.begin(), root.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
     if (identifier) root_names.insert(root);
   }
@@ -69,7 +69,7 @@ struct Walker {
     Paths out;
     auto it = module_index.find(path);
     if (it == module_index.end()) return out;
-    for (int c : a.model.modules[it->second].children) out.push_back(a.model.modules[c].name);
+    for (int c : a.model().modules[it->second].children) out.push_back(a.model().modules[c].name);
     return out;
   }
 
@@ -395,9 +395,9 @@ void check_annotations(DocumentAnalysis& a, DocumentAnalyzer& analyzer) {
   std::unordered_map<std::string_view, const plan::ParameterLayout*> layouts;
   for (auto& p : mp->parameters) layouts[p.name] = &p;
   std::unordered_map<std::string, const ir::Parameter*> params;
-  for (auto& p : a.model.parameters) params[p.name] = &p;
+  for (auto& p : a.model().parameters) params[p.name] = &p;
   std::set<std::string> module_names;
-  for (auto& m : a.model.modules) module_names.insert(m.name);
+  for (auto& m : a.model().modules) module_names.insert(m.name);
 
   // Planner-axis spec → the user's names, for fixes written in the script's vocabulary.
   auto to_user = [&](const std::vector<std::vector<std::string>>& spec) {
@@ -433,7 +433,7 @@ void check_annotations(DocumentAnalysis& a, DocumentAnalyzer& analyzer) {
     if (targets.empty()) {
       bool is_module = !missing.empty() && module_names.count(missing[0]);
       Finding f = finding("annotation-unknown-tensor", "warning",
-                          "`" + site.tensor_text + "` is " + (is_module ? "a module, not a parameter" : "not a parameter of " + a.model.model) +
+                          "`" + site.tensor_text + "` is " + (is_module ? "a module, not a parameter" : "not a parameter of " + a.model().model) +
                               (missing.empty() ? "" : " (resolved to '" + missing[0] + "')") + "; the annotation has no effect on the plan");
       f.fix = ByteEdit{site.line_start, site.line_end, ""};
       f.fix_title = "Remove this annotation";

@@ -792,7 +792,7 @@ class Server {
     const DocumentAnalysis& a = *doc.analysis;
     if (command == "shardlens.showPlan") {
       if (!a.plan.ok) throw RpcError{ec::kRequestFailed, a.error.empty() ? "no plan for this document" : a.error};
-      return reply(r.id, plan::to_json(a.plan, a.model, a.options));
+      return reply(r.id, plan::to_json(a.plan, a.model(), a.options));
     }
     if (command == "shardlens.generateReport") return generate_report(doc, r);
     if (command == "shardlens.exportGraph") return export_graph(doc, r);
@@ -827,7 +827,7 @@ class Server {
     }
     json id = r.id;
     worker_.submit_task([this, a, script, output, id]() -> std::function<void()> {
-      auto files = emit::write_report(a->model, a->plan, a->options, script.empty() ? a->model.source : script, output);
+      auto files = emit::write_report(a->model(), a->plan, a->options, script.empty() ? a->model().source : script, output);
       return [this, files, id]() {
         if (!files.ok) return reply_error(id, ec::kRequestFailed, "could not write the report: " + files.error);
         std::error_code err;
@@ -850,7 +850,7 @@ class Server {
     request.output = export_path_for(doc.path);
     request.model_expression = settings.model;
     request.python = settings.python;
-    if (doc.analysis && !doc.analysis->model.root_expression.empty()) request.root_hints.push_back(doc.analysis->model.root_expression);
+    if (doc.analysis && !doc.analysis->model().root_expression.empty()) request.root_hints.push_back(doc.analysis->model().root_expression);
     json id = r.id;
     std::string uri = doc.uri;
     bool unsaved = doc.analysis && doc.analysis->text != read_disk(doc.path);

@@ -147,7 +147,7 @@ std::string mesh_heading(const plan::MeshPlan& mp) {
 // Hover on a parameter created directly (`self.weight = nn.Parameter(...)`): every instance of it.
 std::optional<std::string> parameter_hover(const DocumentAnalysis& a, uint32_t line) {
   std::vector<const ir::Parameter*> params;
-  for (auto& p : a.model.parameters)
+  for (auto& p : a.model().parameters)
     if (p.span.valid() && p.span.line <= line && line <= p.span.end_line) params.push_back(&p);
   if (params.empty()) return std::nullopt;
   std::vector<std::string> names;
@@ -169,7 +169,7 @@ std::optional<std::string> parameter_hover(const DocumentAnalysis& a, uint32_t l
 // Hover on a layer: the modules constructed by the expression on this line.
 std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line) {
   const ir::Span* best = nullptr;
-  for (auto& m : a.model.modules) {
+  for (auto& m : a.model().modules) {
     if (!m.span.valid() || m.name.empty()) continue;
     if (m.span.line <= line && line <= m.span.end_line) {
       if (!best || (m.span.end_line - m.span.line) < (best->end_line - best->line)) best = &m.span;
@@ -178,9 +178,9 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
   // A call in forward() (`x = self.c_attn(x)`): the module it calls, when no layer is built here.
   // Module calls first; else a layer that owns weights (a Linear's contraction runs as its op).
   for (int pass = 0; pass < 2 && !best; ++pass)
-    for (auto& op : a.model.dataflow.ops) {
+    for (auto& op : a.model().dataflow.ops) {
       if (op.module <= 0 || !op.span.valid() || op.span.line > line || line > op.span.end_line) continue;
-      const ir::Module& m = a.model.modules[op.module];
+      const ir::Module& m = a.model().modules[op.module];
       bool wanted = pass == 0 ? op.kind == ir::OpKind::Call : !m.parameters.empty();
       if (wanted && m.span.valid()) {
         best = &m.span;
@@ -189,7 +189,7 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
     }
   std::vector<const ir::Module*> group;
   if (best)
-    for (auto& m : a.model.modules)
+    for (auto& m : a.model().modules)
       if (!m.name.empty() && m.span == *best) group.push_back(&m);
   // A call in forward() that causes collectives also gets a hover.
   bool forward_collectives = false;
@@ -213,7 +213,7 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
   std::vector<const ir::Parameter*> params;
   if (!group.empty()) {
     const std::string& prefix = group[0]->name;
-    for (auto& p : a.model.parameters)
+    for (auto& p : a.model().parameters)
       if (p.name.size() > prefix.size() && p.name.compare(0, prefix.size(), prefix) == 0 && p.name[prefix.size()] == '.') params.push_back(&p);
   }
   for (auto& mp : a.plan.meshes) {
@@ -269,10 +269,10 @@ std::string model_summary(const DocumentAnalysis& a) {
 
 // Hover on the statement that builds the model (`model = GPT(GPTConfig())`).
 std::optional<std::string> instance_hover(const DocumentAnalysis& a, uint32_t line) {
-  const ir::Module& root = a.model.modules[0];
+  const ir::Module& root = a.model().modules[0];
   if (!root.span.valid() || line < root.span.line || line > root.span.end_line) return std::nullopt;
-  return "### " + code_span(a.model.root_expression.empty() ? root.class_name : a.model.root_expression) + " — " + root.class_name + ", " +
-         std::to_string(a.model.parameters.size()) + " parameter tensors\n" + model_summary(a);
+  return "### " + code_span(a.model().root_expression.empty() ? root.class_name : a.model().root_expression) + " — " + root.class_name + ", " +
+         std::to_string(a.model().parameters.size()) + " parameter tensors\n" + model_summary(a);
 }
 
 std::optional<std::string> class_hover(const DocumentAnalysis& a, uint32_t line) {
@@ -282,7 +282,7 @@ std::optional<std::string> class_hover(const DocumentAnalysis& a, uint32_t line)
   if (!std::regex_search(text, m, class_line)) return std::nullopt;
   std::string name = m[1];
   std::vector<const ir::Module*> instances;
-  for (auto& mod : a.model.modules)
+  for (auto& mod : a.model().modules)
     if (mod.class_name == name) instances.push_back(&mod);
   if (instances.empty()) return std::nullopt;
   std::vector<std::string> names;
@@ -381,16 +381,16 @@ json hover_json(const DocumentAnalysis& a, size_t offset, protocol::PositionEnco
 
 json code_lenses_json(const DocumentAnalysis& a, const std::string& uri, protocol::PositionEncoding enc) {
   json out = json::array();
-  if (!a.plan.ok || a.model.modules.empty()) return out;
+  if (!a.plan.ok || a.model().modules.empty()) return out;
   // Classes in the order the model uses them; built-in layers have no class in the file.
   std::vector<std::string> classes;
   std::set<std::string> seen;
-  for (auto& m : a.model.modules)
+  for (auto& m : a.model().modules)
     if (seen.insert(m.class_name).second) classes.push_back(m.class_name);
   for (auto& name : classes) {
     auto [start, end] = class_definition(a, name);
     if (start == std::string::npos) continue;
-    bool root = a.model.modules[0].class_name == name;
+    bool root = a.model().modules[0].class_name == name;
     for (auto& mp : a.plan.meshes) {
       std::string title = mp.mesh.shape_string() + ": ";
       if (root) {
@@ -411,7 +411,7 @@ json code_lenses_json(const DocumentAnalysis& a, const std::string& uri, protoco
         if (instances == 0) {
           // A class nested inside components (e.g. the attention of a block).
           std::vector<std::string> names;
-          for (auto& m : a.model.modules)
+          for (auto& m : a.model().modules)
             if (m.class_name == name) names.push_back(m.name);
           if (names.empty()) continue;
           instances = static_cast<int>(names.size());

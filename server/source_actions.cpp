@@ -21,10 +21,10 @@ std::optional<json> source_action_edit(const DocumentAnalysis& a, const std::str
     error = "unknown source action '" + kind + "'";
     return std::nullopt;
   }
-  std::string file = a.model.source.empty() ? "FILE" : a.model.source.substr(a.model.source.find_last_of('/') + 1);
+  std::string file = a.model().source.empty() ? "FILE" : a.model().source.substr(a.model().source.find_last_of('/') + 1);
   std::string regenerate = "shardlens plan " + file + " --mesh " + mp.mesh.shape_string() +
                            (block_kind == emit::BlockKind::TtXla ? " --emit tt-xla" : " --emit shard-spec");
-  emit::InsertionEdit edit = emit::annotation_edit(a.text, a.model, mp, block_kind, regenerate);
+  emit::InsertionEdit edit = emit::annotation_edit(a.text, a.model(), mp, block_kind, regenerate);
   if (!edit.ok) {
     error = edit.error;
     return std::nullopt;

@@ -18,6 +18,45 @@ namespace {
 
 uint64_t text_hash(std::string_view s) { return std::hash<std::string_view>()(s); }
 
+// The text without its comments: each `#` outside a string up to the end of its line goes, so
+// every other character keeps its line and column (spans of the code do not move).
+std::string without_comments(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    char c = text[i];
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      bool triple = i + 2 < text.size() && text[i + 1] == c && text[i + 2] == c;
+      size_t quote = triple ? 3 : 1;
+      out.append(text.substr(i, quote));
+      i += quote;
+      while (i < text.size()) {
+        if (text[i] == '\\' && i + 1 < text.size()) {
+          out.append(text.substr(i, 2));
+          i += 2;
+          continue;
+        }
+        if (text[i] == c && (!triple || (i + 2 < text.size() && text[i + 1] == c && text[i + 2] == c))) {
+          out.append(text.substr(i, quote));
+          i += quote;
+          break;
+        }
+        if (!triple && text[i] == '\n') break;  // unterminated: tree-sitter reports it
+        out.push_back(text[i++]);
+      }
+      continue;
+    }
+    out.push_back(c);
+    ++i;
+  }
+  return out;
+}
+
 void collect_names(const Expr* e, std::vector<std::string>& out);
 void collect_names(const Block& b, std::vector<std::string>& out);
 
@@ -188,10 +227,26 @@ std::vector<std::shared_ptr<Unit>> ModelExtractor::units(ExtractStats& stats) {
         cache_.erase(it);
         break;
       }
+    std::string code;
+    uint64_t code_hash = 0;
+    if (!unit) {
+      // Only a comment changed: the lowered statement is the same (its spans too).
+      code = without_comments(unit_text);
+      code_hash = text_hash(code) ^ (h ^ text_hash(unit_text));
+      for (auto it = cache_.begin(); it != cache_.end(); ++it)
+        if (it->second->code_hash == code_hash && without_comments(it->second->text) == code) {
+          unit = it->second;
+          cache_.erase(it);
+          unit->text = std::string(unit_text);
+          unit->text_hash = h;
+          break;
+        }
+    }
     if (!unit) {
       unit = std::make_shared<Unit>();
       unit->text = std::string(unit_text);
       unit->text_hash = h;
+      unit->code_hash = code_hash;
       std::vector<SyntaxProblem> problems;
       if (is_error) {
         TSPoint p = ts_node_start_point(n), q = ts_node_end_point(n);
@@ -323,6 +378,22 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   auto all_units = units(result.stats);
   result.stats.lower_ms = ms(t0);
   auto t1 = Clock::now();
+  Made made;
+  for (auto& u : all_units) made.units.emplace_back(u, u->start_row);
+  for (uint32_t row : skipped_lines_) {
+    const std::string& t = document_.text();
+    size_t start = document_.offset_of({row, 0});
+    made.skipped += t.substr(start, t.find('\n', start) - start) + "\n" + std::to_string(row) + "\n";
+  }
+  made.options = options;
+  made.options.reuse_unchanged = false;  // asking for reuse is not a different extraction
+  if (options.reuse_unchanged && last_ && last_->units == made.units && last_->skipped == made.skipped &&
+      last_->options == made.options) {
+    result.unchanged = true;
+    result.ok = last_->ok;
+    result.error = last_->error;
+    return result;
+  }
 
   Interpreter interp;
   interp.run_module(all_units, options.module_name);
@@ -486,6 +557,9 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   result.stats.interpreter_steps = interp.steps();
   result.stats.definitions_reused = interp.definitions_reused();
   result.stats.ir_ms = ms(t2);
+  made.ok = result.ok;
+  made.error = result.error;
+  last_ = std::move(made);
   return result;
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,6 +21,11 @@ struct ExtractOptions {
   std::string module_name = "__main__";  // what `__name__` is while the script executes
   bool trace_forward = false;  // also trace forward() into ModelIR::dataflow (the planner needs it)
   TraceWorkload workload;
+  // When no statement's code changed since the last extraction with the same options (an edit in
+  // a comment, or none), skip the work and return `unchanged` with an empty model: the caller
+  // keeps what it has (the language server does; off by default so every call yields a model).
+  bool reuse_unchanged = false;
+  bool operator==(const ExtractOptions&) const = default;
 };
 
 struct ExtractStats {
@@ -36,6 +42,7 @@ struct ExtractStats {
 
 struct ExtractResult {
   bool ok = false;            // false: no model found (see error), the IR still lists unresolved
+  bool unchanged = false;     // reuse_unchanged and nothing changed: model is empty, ok/error as last time
   std::string error;
   ir::ModelIR model;
   ExtractStats stats;
@@ -62,6 +69,15 @@ class ModelExtractor {
   Recovered recover_syntax();
   std::vector<std::shared_ptr<Unit>> units(ExtractStats& stats);
   std::vector<uint32_t> skipped_lines_;
+  // What the last extraction was made of: (unit, row) per statement, skipped lines' text, options.
+  struct Made {
+    std::vector<std::pair<std::shared_ptr<const Unit>, uint32_t>> units;  // held: no address reuse
+    std::string skipped;
+    ExtractOptions options;
+    bool ok = false;
+    std::string error;
+  };
+  std::optional<Made> last_;
 
   SourceDocument document_;
   std::string source_path_;

@@ -19,6 +19,7 @@ struct TraceWorkload {
   int64_t batch = 1;
   int64_t tokens = 1;        // tokens per sequence in this forward (decode: 1; prefill: seq)
   int64_t spatial[2] = {64, 64};  // H, W of image-like inputs (convs)
+  bool operator==(const TraceWorkload&) const = default;
 };
 
 class ForwardTracer {

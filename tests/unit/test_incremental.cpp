@@ -60,6 +60,60 @@ TEST_CASE("inserting lines above reuses every statement and shifts spans") {
   CHECK(ir::to_json(fresh.extract().model) == ir::to_json(after.model));
 }
 
+TEST_CASE("an edit that changes only comments keeps every statement; reuse_unchanged skips the work") {
+  std::string text = test::fixture("gpt.py") +
+                     "\n\nclass Tagged(nn.Module):\n    def __init__(self):\n        super().__init__()  # tags below\n"
+                     "        self.layers = nn.ModuleDict({\"a#b\": nn.Linear(2, 3), '''c#d''': nn.Linear(3, 4)})\n";
+  ModelExtractor extractor(text, "gpt.py");
+  python::ExtractOptions options;
+  options.model_expression = "Tagged()";
+  options.reuse_unchanged = true;
+  auto first = extractor.extract(options);
+  REQUIRE(first.ok);
+  REQUIRE_FALSE(first.unchanged);
+  REQUIRE(first.model.parameters.size() == 4);
+  CHECK(first.model.parameters[0].name == "layers.a#b.weight");
+
+  auto edit_and_extract = [&](const std::string& from, const std::string& to) {
+    extractor.apply_edit(replace_first(extractor.document().text(), from, to));
+    return extractor.extract(options);
+  };
+  // A comment inside a class, and one on a line of code: the same statements, nothing to redo.
+  auto comment = edit_and_extract("# tags below", "# the tags below");
+  CHECK(comment.stats.units_lowered == 0);
+  CHECK(comment.unchanged);
+  CHECK(comment.ok);
+  CHECK(comment.model.parameters.empty());  // the caller keeps what it has
+  CHECK(extractor.extract(options).unchanged);  // no edit at all
+
+  // '#' inside strings is code, not a comment: these edits change parameter names.
+  auto in_string = edit_and_extract("\"a#b\"", "\"a#x\"");
+  CHECK_FALSE(in_string.unchanged);
+  CHECK(in_string.stats.units_lowered == 1);
+  CHECK(in_string.model.parameters[0].name == "layers.a#x.weight");
+  auto in_triple = edit_and_extract("'''c#d'''", "'''c#e'''");
+  CHECK_FALSE(in_triple.unchanged);
+  CHECK(in_triple.model.parameters[2].name == "layers.c#e.weight");
+  // Un-commenting code, and a new line inside a comment (its rest becomes code), are changes.
+  auto uncommented = edit_and_extract("super().__init__()  # the tags below", "super().__init__()  # the tags\n        self.w = nn.Linear(5, 6)  #");
+  CHECK_FALSE(uncommented.unchanged);
+  CHECK(uncommented.model.parameters.size() == 6);
+  // Lines inserted above move the statements: the spans change, so the model is rebuilt.
+  auto moved = edit_and_extract("class Tagged", "# one more line\nclass Tagged");
+  CHECK_FALSE(moved.unchanged);
+  CHECK(moved.stats.units_lowered == 0);
+  // Other options are another extraction.
+  options.model_expression = "Tagged( )";
+  CHECK_FALSE(extractor.extract(options).unchanged);
+  // Without reuse_unchanged every call yields the model.
+  options.reuse_unchanged = false;
+  auto plain = extractor.extract(options);
+  CHECK_FALSE(plain.unchanged);
+  CHECK(plain.model.parameters.size() == 6);
+  ModelExtractor fresh(extractor.document().text(), "gpt.py");
+  CHECK(ir::to_json(fresh.extract(options).model) == ir::to_json(plain.model));
+}
+
 TEST_CASE("a sequence of typing edits, including broken states, matches fresh extractions") {
   std::string text = test::fixture("gpt.py");
   ModelExtractor extractor(text, "gpt.py");
