@@ -226,8 +226,8 @@ TEST_CASE("Identical blocks are solved once; an edit re-solves only what changed
   // Same layout after the edit (gelu and silu cost alike).
   CHECK(param(b.meshes[0], "layers.0.feed_forward.w2.weight").layout == "row");
 
-  // An editor starts a generation per version: bodies of old versions are dropped, so memory
-  // follows the model instead of the session's length; the plans are unchanged.
+  // An editor starts a generation per version; the plans are unchanged, and the memo stays
+  // within its budget (what it drops beyond: the Generational test below).
   plan::Planner editor;
   editor.new_generation();
   auto base = editor.plan(first.model, o);
@@ -245,7 +245,34 @@ TEST_CASE("Identical blocks are solved once; an edit re-solves only what changed
     REQUIRE(p.ok);
     CHECK(p.meshes[0].totals.collectives == base.meshes[0].totals.collectives);
   }
-  CHECK(editor.memo_entries() <= steady + 2 * added);  // this version and the two before, no more
+  CHECK(editor.memo_entries() <= std::max(steady + 6 * added, plan::detail::Generational<int>::kKeepEntries));
+}
+
+TEST_CASE("The planner's caches keep unused entries while under budget, then drop them by age", "[plan][search][incremental]") {
+  plan::detail::Generational<int> cache(4);
+  cache.emplace(1, 10);
+  cache.emplace(2, 20);
+  // Under the budget nothing goes, however long unused: an inner class's other entry layouts
+  // are needed again when it is edited after a few other edits.
+  for (int g = 0; g < 10; ++g) cache.new_generation();
+  CHECK(cache.size() == 2);
+  REQUIRE(cache.find(1) != nullptr);  // promoted to the current generation
+  CHECK(*cache.find(1) == 10);
+  // Over the budget, what was not used for two generations goes; what is used stays.
+  for (uint64_t k = 3; k <= 5; ++k) cache.emplace(k, static_cast<int>(k));
+  cache.new_generation();  // 5 entries > 4: 2 (unused since the start) goes
+  CHECK(cache.find(2) == nullptr);
+  CHECK(cache.find(3) != nullptr);
+  cache.new_generation();  // 4 entries: kept
+  cache.emplace(6, 6);
+  cache.new_generation();  // 5 > 4: 1, 4 and 5 (unused for two generations) go
+  CHECK(cache.find(1) == nullptr);
+  CHECK(cache.find(4) == nullptr);
+  CHECK(cache.find(5) == nullptr);
+  REQUIRE(cache.find(3) != nullptr);
+  CHECK(*cache.find(3) == 3);
+  CHECK(cache.find(6) != nullptr);
+  CHECK(cache.size() == 2);
 }
 
 TEST_CASE("Memory: a layout that does not fit falls back loudly", "[plan][search][memory]") {
