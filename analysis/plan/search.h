@@ -131,7 +131,7 @@ std::vector<Strat> strategies(const Prepared& prep, int op, const Context& ctx);
 // Strategies shared by the same op of identical blocks (keyed by op signature and context).
 // A cache in generations: what was used since the last new_generation() lives in `now`; what
 // was not used for two generations in a row is dropped, but only while the cache holds more
-// than kKeepEntries (a long editing session keeps what the current model needs and little more).
+// than kKeepEntries (a long editing session keeps what the current model needs and a bounded rest).
 // Re-plans touch only the memo entries on their solution's paths, while an edit to an inner class
 // re-solves its callers for every entry layout and needs the inner bodies' other entries again:
 // dropping them by age alone made such an edit on the bench LSP model take 2 s after a few other
@@ -139,7 +139,7 @@ std::vector<Strat> strategies(const Prepared& prep, int op, const Context& ctx);
 template <typename V>
 class Generational {
  public:
-  static constexpr size_t kKeepEntries = 20000;
+  static constexpr size_t kKeepEntries = 8000;
   explicit Generational(size_t keep_entries = kKeepEntries) : keep_entries_(keep_entries) {}
   V* find(uint64_t key) {
     if (auto it = now_.find(key); it != now_.end()) return &it->second;
