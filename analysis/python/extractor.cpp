@@ -57,6 +57,12 @@ std::string without_comments(std::string_view text) {
   return out;
 }
 
+// Computed when first compared: a cold extraction needs none.
+uint64_t code_hash_of(Unit& unit) {
+  if (!unit.code_hash) unit.code_hash = text_hash(without_comments(unit.text)) ^ unit.text_hash ^ text_hash(unit.text);
+  return unit.code_hash;
+}
+
 void collect_names(const Expr* e, std::vector<std::string>& out);
 void collect_names(const Block& b, std::vector<std::string>& out);
 
@@ -227,14 +233,12 @@ std::vector<std::shared_ptr<Unit>> ModelExtractor::units(ExtractStats& stats) {
         cache_.erase(it);
         break;
       }
-    std::string code;
-    uint64_t code_hash = 0;
-    if (!unit) {
+    if (!unit && !cache_.empty()) {
       // Only a comment changed: the lowered statement is the same (its spans too).
-      code = without_comments(unit_text);
-      code_hash = text_hash(code) ^ (h ^ text_hash(unit_text));
+      std::string code = without_comments(unit_text);
+      uint64_t code_hash = text_hash(code) ^ (h ^ text_hash(unit_text));  // h's column and error bits
       for (auto it = cache_.begin(); it != cache_.end(); ++it)
-        if (it->second->code_hash == code_hash && without_comments(it->second->text) == code) {
+        if (code_hash_of(*it->second) == code_hash && without_comments(it->second->text) == code) {
           unit = it->second;
           cache_.erase(it);
           unit->text = std::string(unit_text);
@@ -246,7 +250,6 @@ std::vector<std::shared_ptr<Unit>> ModelExtractor::units(ExtractStats& stats) {
       unit = std::make_shared<Unit>();
       unit->text = std::string(unit_text);
       unit->text_hash = h;
-      unit->code_hash = code_hash;
       std::vector<SyntaxProblem> problems;
       if (is_error) {
         TSPoint p = ts_node_start_point(n), q = ts_node_end_point(n);

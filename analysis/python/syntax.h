@@ -130,7 +130,7 @@ struct Unit {
   uint32_t start_row = 0;  // current absolute row (0-based) of the statement's first line
   uint64_t text_hash = 0;
   std::string text;        // the statement's source text (the cache key, compared in full)
-  uint64_t code_hash = 0;  // of the text without its comments (an edit in a comment keeps the unit)
+  uint64_t code_hash = 0;  // of the text without its comments (an edit in a comment keeps the unit); 0: not yet
   StmtPtr stmt;
   std::string class_name;  // non-empty when the statement defines a class
   std::vector<std::string> referenced_names;  // identifiers used inside a class body (root selection)
