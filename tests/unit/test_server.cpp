@@ -121,7 +121,7 @@ TEST_CASE("annotations: a split that does not divide is an error; load_shard_spe
   CHECK(divisibility < 10);  // 73 unfolded
 }
 
-TEST_CASE("analyzer: edits applied incrementally give the same analysis as a fresh start") {
+TEST_CASE("analyzer: edits applied incrementally give the same analysis as a fresh start; comment edits reuse it") {
   std::string text = test::fixture("gpt.py");
   DocumentAnalyzer incremental, fresh;
   Settings settings;
@@ -139,41 +139,34 @@ TEST_CASE("analyzer: edits applied incrementally give the same analysis as a fre
   // Wrong edits (the text does not match) fall back to a fresh start instead of analysing garbage.
   auto third = incremental.analyze(3, "gpt.py", text, {{0, 0, "zzz"}}, false, settings);
   CHECK(codes(*third) == codes(*first));
-}
 
-TEST_CASE("analyzer: an edit in a comment reuses the model and plan; a code edit does not") {
-  std::string text = test::fixture("gpt.py");
-  DocumentAnalyzer analyzer, fresh;
-  Settings settings;
-  auto first = analyzer.analyze(1, "gpt.py", text, {}, true, settings);
-  REQUIRE(first->plan.ok);
-  size_t at = text.find("# ");
-  REQUIRE(at != std::string::npos);
+  // An edit in a comment changes no code: the model and plan are reused, and equal a fresh start's.
+  size_t comment = text.find("# ");
+  REQUIRE(comment != std::string::npos);
   std::string commented = text;
-  commented.insert(at + 2, "note: ");
-  auto second = analyzer.analyze(2, "gpt.py", commented, {{at + 2, at + 2, "note: "}}, false, settings);
-  CHECK(second->shared_model == first->shared_model);
-  REQUIRE(second->plan.ok);
-  auto reference = fresh.analyze(2, "gpt.py", commented, {}, true, settings);
-  CHECK(codes(*second) == codes(*reference));
+  commented.insert(comment + 2, "note: ");
+  auto fourth = incremental.analyze(4, "gpt.py", commented, {{comment + 2, comment + 2, "note: "}}, false, settings);
+  CHECK(fourth->shared_model == third->shared_model);
+  REQUIRE(fourth->plan.ok);
+  auto commented_reference = fresh.analyze(4, "gpt.py", commented, {}, true, settings);
+  CHECK(codes(*fourth) == codes(*commented_reference));
   auto plan_json = [](const DocumentAnalysis& a) {
     auto j = plan::to_json(a.plan, a.model(), a.options);
     j.erase("plan_ms");  // the one figure that differs: the reused plan took no time
     return j;
   };
-  CHECK(plan_json(*second) == plan_json(*reference));
-  // Other settings re-plan.
+  CHECK(plan_json(*fourth) == plan_json(*commented_reference));
+  // Other settings re-plan; a code edit extracts again.
   Settings other = settings;
   other.meshes = {"1x4"};
-  auto third = analyzer.analyze(3, "gpt.py", commented, {}, false, other);
-  CHECK(third->shared_model != first->shared_model);
-  CHECK(third->plan.meshes.at(0).mesh.shape_string() == "1x4");
-  // A code edit extracts again.
+  auto fifth = incremental.analyze(5, "gpt.py", commented, {}, false, other);
+  CHECK(fifth->shared_model != fourth->shared_model);
+  CHECK(fifth->plan.meshes.at(0).mesh.shape_string() == "1x4");
   size_t n_head = commented.find("n_head: int = 16") + std::string("n_head: int = ").size();
-  std::string edited = commented;
-  edited.replace(n_head, 2, "12");
-  auto fourth = analyzer.analyze(4, "gpt.py", edited, {{n_head, n_head + 2, "12"}}, false, other);
-  CHECK(fourth->shared_model != third->shared_model);
+  std::string recoded = commented;
+  recoded.replace(n_head, 2, "12");
+  auto sixth = incremental.analyze(6, "gpt.py", recoded, {{n_head, n_head + 2, "12"}}, false, other);
+  CHECK(sixth->shared_model != fifth->shared_model);
 }
 
 TEST_CASE("features: hover on a layer names its layout and collectives; lenses sit on the classes") {
