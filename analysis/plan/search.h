@@ -128,52 +128,57 @@ std::string module_pattern(const std::string& name);
 // Strategies of a leaf op on an axis (never Call / Experts).
 std::vector<Strat> strategies(const Prepared& prep, int op, const Context& ctx);
 
-// Strategies shared by the same op of identical blocks (keyed by op signature and context).
-// A cache in generations: what was used since the last new_generation() lives in `now`; what
-// was not used for two generations in a row is dropped, but only while the cache holds more
-// than kKeepEntries (a long editing session keeps what the current model needs and a bounded rest).
-// Re-plans touch only the memo entries on their solution's paths, while an edit to an inner class
-// re-solves its callers for every entry layout and needs the inner bodies' other entries again:
-// dropping them by age alone made such an edit on the bench LSP model take 2 s after a few other
-// edits instead of 0.2 s. Lookups promote (node handles keep references valid).
+// A cache in generations: each entry remembers the last generation that used it (lookups only
+// stamp: no moves, no allocation). What was not used for two generations in a row is dropped,
+// but only while the cache holds more than kKeepEntries, so a long editing session keeps what
+// the current model needs and a bounded rest. Age alone is not enough: a re-plan touches only the
+// memo entries on its solution's paths, while an edit to an inner class re-solves its callers
+// for every entry layout and needs the inner bodies' other entries again (dropping them by age
+// made such an edit on the bench LSP model take 2 s after a few other edits, not 0.2 s).
+// References stay valid until their entry is dropped.
 template <typename V>
 class Generational {
  public:
   static constexpr size_t kKeepEntries = 8000;
   explicit Generational(size_t keep_entries = kKeepEntries) : keep_entries_(keep_entries) {}
   V* find(uint64_t key) {
-    if (auto it = now_.find(key); it != now_.end()) return &it->second;
-    for (auto* older : {&old_, &oldest_})
-      if (auto it = older->find(key); it != older->end()) {
-        auto node = older->extract(it);
-        return &now_.insert(std::move(node)).position->second;
-      }
-    return nullptr;
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return nullptr;
+    it->second.used = generation_;
+    return &it->second.value;
   }
-  bool in_old(uint64_t key) const { return old_.count(key) > 0 || oldest_.count(key) > 0; }
-  V& emplace(uint64_t key, V value) { return now_.emplace(key, std::move(value)).first->second; }
+  bool in_old(uint64_t key) const {
+    auto it = entries_.find(key);
+    return it != entries_.end() && it->second.used != generation_;
+  }
+  V& emplace(uint64_t key, V value) {
+    auto it = entries_.try_emplace(key, Slot{std::move(value), generation_}).first;
+    it->second.used = generation_;
+    return it->second.value;
+  }
   V& at(uint64_t key) {
     if (V* v = find(key)) return *v;
     throw std::out_of_range("planner cache: missing entry");
   }
-  size_t size() const { return now_.size() + old_.size() + oldest_.size(); }
-  void clear() {
-    now_.clear();
-    old_.clear();
-    oldest_.clear();
-  }
+  size_t size() const { return entries_.size(); }
+  void clear() { entries_.clear(); }
   void new_generation() {
-    if (size() > keep_entries_) oldest_ = std::move(old_);
-    else oldest_.merge(old_);
-    old_ = std::move(now_);
-    now_.clear();
+    if (entries_.size() > keep_entries_)
+      std::erase_if(entries_, [&](const auto& e) { return e.second.used + 2 <= generation_; });
+    ++generation_;
   }
 
  private:
-  std::unordered_map<uint64_t, V> now_, old_, oldest_;
+  struct Slot {
+    V value;
+    uint64_t used = 0;
+  };
+  std::unordered_map<uint64_t, Slot> entries_;
+  uint64_t generation_ = 0;
   size_t keep_entries_;
 };
 
+// Strategies shared by the same op of identical blocks (keyed by op signature and context).
 class StrategyCache {
  public:
   const std::vector<Strat>& get(const Prepared& prep, int op, const Context& ctx, uint64_t ctx_hash);
