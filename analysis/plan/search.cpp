@@ -258,6 +258,8 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
       const int nb = prep.body_of_op[index];
       const auto& nbody = prep.bodies[nb];
       if (op.kind == OpKind::Call) {
+        // The callee's memo key without its entry specs: the same for every state.
+        const uint64_t callee_key = mix64(mix64(mix64(nbody.signature, ctx_hash), 0x77), pins_key(prep, nb, ctx));
         for (int ni = 0; ni < static_cast<int>(cur.size()); ++ni) {
           const Node& node = cur[ni];
           // Entry specs: from the state; free tensors enumerate their storage layouts.
@@ -275,7 +277,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
             entries = std::move(grown);
           }
           for (auto& e : entries) {
-            uint64_t k = mix64(mix64(mix64(nbody.signature, ctx_hash), 0x77), pins_key(prep, nb, ctx));
+            uint64_t k = callee_key;
             for (auto& s : e) k = mix64(k, s.code());
             const MemoEntry& me = solve_body(prep, nb, e, ctx, k);
             for (int x = 0; x < static_cast<int>(me.exits.size()); ++x) {
