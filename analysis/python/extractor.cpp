@@ -233,8 +233,9 @@ std::vector<std::shared_ptr<Unit>> ModelExtractor::units(ExtractStats& stats) {
         cache_.erase(it);
         break;
       }
-    if (!unit && !cache_.empty()) {
-      // Only a comment changed: the lowered statement is the same (its spans too).
+    if (!unit && !is_error && !cache_.empty()) {
+      // Only a comment changed: the lowered statement is the same (its spans too; a syntax
+      // error's extent may cover the comment, so those are lowered afresh).
       std::string code = without_comments(unit_text);
       uint64_t code_hash = text_hash(code) ^ (h ^ text_hash(unit_text));  // h's column and error bits
       for (auto it = cache_.begin(); it != cache_.end(); ++it)

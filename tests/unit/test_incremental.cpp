@@ -114,6 +114,49 @@ TEST_CASE("an edit that changes only comments keeps every statement; reuse_uncha
   CHECK(ir::to_json(fresh.extract(options).model) == ir::to_json(plain.model));
 }
 
+TEST_CASE("unchanged is never claimed for a text whose fresh extraction differs (random edits)") {
+  std::string text = test::fixture("gpt.py");
+  ModelExtractor extractor(text, "gpt.py");
+  python::ExtractOptions options;
+  options.reuse_unchanged = true;
+  options.model_expression = "GPT(GPTConfig(n_layer=2))";
+  auto first = extractor.extract(options);
+  REQUIRE(first.ok);
+  auto last_full = ir::to_json(first.model);
+  std::mt19937 rng(11);
+  const std::string chars = "a #'\"\n(0";
+  int unchanged = 0, changed = 0;
+  for (int k = 0; k < 60; ++k) {
+    const std::string& current = extractor.document().text();
+    // Half the edits land in comments (just after a '#'), half anywhere.
+    size_t at = std::uniform_int_distribution<size_t>(0, current.size() - 1)(rng);
+    if (k % 2 == 0) {
+      size_t hash = current.find('#', at);
+      if (hash == std::string::npos) hash = current.find('#');
+      at = hash + 1;
+    }
+    auto row = static_cast<uint32_t>(std::count(current.begin(), current.begin() + static_cast<long>(at), '\n'));
+    auto column = static_cast<uint32_t>(at - (current.rfind('\n', at - 1) == std::string::npos ? 0 : current.rfind('\n', at - 1) + 1));
+    std::string ch(1, chars[std::uniform_int_distribution<size_t>(0, chars.size() - 1)(rng)]);
+    extractor.apply_edit({{row, column}, {row, column}, ch});
+    auto r = extractor.extract(options);
+    ModelExtractor fresh(extractor.document().text(), "gpt.py");
+    python::ExtractOptions plain = options;
+    plain.reuse_unchanged = false;
+    auto reference = ir::to_json(fresh.extract(plain).model);
+    if (r.unchanged) {
+      ++unchanged;
+      CHECK(reference == last_full);
+    } else {
+      ++changed;
+      last_full = ir::to_json(r.model);
+      CHECK(reference == last_full);
+    }
+  }
+  CHECK(unchanged > 5);  // the comment edits
+  CHECK(changed > 5);
+}
+
 TEST_CASE("a sequence of typing edits, including broken states, matches fresh extractions") {
   std::string text = test::fixture("gpt.py");
   ModelExtractor extractor(text, "gpt.py");
