@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <stdexcept>
@@ -111,7 +112,14 @@ struct Prepared {
   std::vector<int> body_of_op;            // Call/Experts op -> body index
   std::vector<std::vector<Role>> roles;   // per tensor
   std::vector<int> param_owner_body;      // per parameter: the body where it is local (used freely)
-  std::vector<std::vector<int>> consumers;  // per tensor: the ops that read it
+  // Per tensor: the ops that read it, consumer_ops[consumer_start[t] .. consumer_start[t + 1]).
+  std::vector<int> consumer_start, consumer_ops;
+  std::span<const int> consumers(int t) const {
+    return {consumer_ops.data() + consumer_start[t], consumer_ops.data() + consumer_start[t + 1]};
+  }
+  // Per tensor: its elements, and the bytes of one (0: the workload's dtype, a float tensor).
+  std::vector<double> numel;
+  std::vector<uint8_t> fixed_element_bytes;
   std::vector<int> producer;                // per tensor: the op that made it (-1: none)
   std::vector<uint64_t> op_signature;       // per op: equal for the same op of identical blocks
   std::vector<std::vector<int>> segments;   // per tensor: k of later equal k-way splits of its last dim

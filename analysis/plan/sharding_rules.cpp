@@ -301,13 +301,27 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
     }
   }
   p->bodies[0].outputs = flow.outputs;
-  p->consumers.assign(flow.tensors.size(), {});
   p->producer.assign(flow.tensors.size(), -1);
   for (size_t i = 0; i < flow.ops.size(); ++i)
     if (flow.ops[i].kind != OpKind::Call && flow.ops[i].kind != OpKind::Experts)
       for (int t : flow.ops[i].outputs) p->producer[t] = static_cast<int>(i);
-  for (size_t i = 0; i < flow.ops.size(); ++i)
-    for (int t : flow.ops[i].inputs) p->consumers[t].push_back(static_cast<int>(i));
+  p->consumer_start.assign(flow.tensors.size() + 1, 0);
+  for (const auto& op : flow.ops)
+    for (int t : op.inputs) ++p->consumer_start[t + 1];
+  for (size_t t = 0; t < flow.tensors.size(); ++t) p->consumer_start[t + 1] += p->consumer_start[t];
+  p->consumer_ops.resize(static_cast<size_t>(p->consumer_start.back()));
+  {
+    std::vector<int> fill(p->consumer_start.begin(), p->consumer_start.end() - 1);
+    for (size_t i = 0; i < flow.ops.size(); ++i)
+      for (int t : flow.ops[i].inputs) p->consumer_ops[static_cast<size_t>(fill[t]++)] = static_cast<int>(i);
+  }
+  p->numel.resize(flow.tensors.size());
+  p->fixed_element_bytes.resize(flow.tensors.size());
+  for (size_t t = 0; t < flow.tensors.size(); ++t) {
+    const auto& info = flow.tensors[t];
+    p->numel[t] = static_cast<double>(info.numel());
+    p->fixed_element_bytes[t] = info.dtype.rfind("int", 0) == 0 ? (info.dtype == "int64" ? 8 : 4) : info.dtype == "bool" ? 1 : 0;
+  }
   assign_roles(*p);
   // Which body each parameter is local to: the deepest body containing all its uses.
   std::vector<int> depth(p->bodies.size(), 0), body_parent(p->bodies.size(), -1);
@@ -341,7 +355,8 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
   for (size_t t = 0; t < flow.tensors.size(); ++t)
     if (flow.tensors[t].parameter >= 0 && tensor_home[t] >= 0) p->param_owner_body[flow.tensors[t].parameter] = tensor_home[t];
   // Ext tensors and liveness per body.
-  std::vector<std::unordered_map<int, int>> last_use(p->bodies.size());
+  // (tensor, position) per use; the last use of a tensor is its largest position.
+  std::vector<std::vector<std::pair<int, int>>> last_use(p->bodies.size());
   for (size_t b = 0; b < p->bodies.size(); ++b) {
     auto& body = p->bodies[b];
     std::set<int> seen_ext;
@@ -355,7 +370,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
       return false;
     };
     auto note_use = [&](int t, int pos) {
-      last_use[b][t] = pos;
+      last_use[b].emplace_back(t, pos);
       bool free_here = is_free(flow, t) && tensor_home[t] >= 0 && depth[tensor_home[t]] >= depth[b] &&
                        lca(tensor_home[t], static_cast<int>(b)) == static_cast<int>(b) && tensor_home[t] == static_cast<int>(b);
       bool free_below = is_free(flow, t) && !free_here;
@@ -380,7 +395,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
         for (int t : op.inputs) note_use(t, static_cast<int>(pos));
       }
     }
-    for (int t : body.outputs) last_use[b][t] = static_cast<int>(body.items.size());
+    for (int t : body.outputs) last_use[b].emplace_back(t, static_cast<int>(body.items.size()));
   }
   // Nested bodies' ext tensors count as uses at the Call's position in the parent (params owned
   // above, activations captured from outside). Children come after parents in `bodies`, so walk
@@ -391,8 +406,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
     auto& pbody = p->bodies[par];
     int pos = static_cast<int>(std::find(pbody.items.begin(), pbody.items.end(), body.op) - pbody.items.begin());
     for (int t : body.ext) {
-      auto it = last_use[par].find(t);
-      if (it == last_use[par].end() || it->second < pos) last_use[par][t] = pos;
+      last_use[par].emplace_back(t, pos);
       bool inside_parent = produced_in[t] >= 0 && [&] {
         int pb = produced_in[t];
         while (pb >= 0) {
@@ -408,8 +422,10 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
   }
   for (size_t b = 0; b < p->bodies.size(); ++b) {
     auto& body = p->bodies[b];
-    body.last_use.assign(last_use[b].begin(), last_use[b].end());
-    std::sort(body.last_use.begin(), body.last_use.end());
+    auto& uses = last_use[b];
+    std::sort(uses.begin(), uses.end());
+    for (size_t k = 0; k < uses.size(); ++k)
+      if (k + 1 == uses.size() || uses[k + 1].first != uses[k].first) body.last_use.push_back(uses[k]);
     body.dies_at.assign(body.items.size() + 1, {});
     for (auto& [t, pos] : body.last_use) body.dies_at[pos].push_back(t);  // sorted: last_use is
   }
@@ -493,7 +509,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
   p->segments.assign(flow.tensors.size(), {});
   std::function<void(int, int, std::vector<int>&, int)> find_splits = [&](int t, int dim, std::vector<int>& ks, int depth) {
     if (depth > 4) return;
-    for (int consumer : p->consumers[t]) {
+    for (int consumer : p->consumers(t)) {
       const ir::Op& other = flow.ops[consumer];
       if (other.kind == OpKind::Split && !other.dims.empty() && other.dims[0] == dim && other.sizes.size() >= 2) {
         bool equal = std::all_of(other.sizes.begin(), other.sizes.end(), [&](int64_t v) { return v == other.sizes[0]; });
@@ -531,12 +547,9 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
 }
 
 double tensor_bytes(const Prepared& prep, int t, const Context& ctx) {
-  const auto& info = prep.model->dataflow.tensors[t];
-  double elem = ctx.workload.dtype_bytes();
-  if (info.dtype.rfind("int", 0) == 0) elem = info.dtype == "int64" ? 8 : 4;
-  if (info.dtype == "bool") elem = 1;
-  double b = static_cast<double>(info.numel()) * elem;
-  if (info.parameter < 0 && info.buffer < 0) b *= ctx.activation_scale;
+  double elem = prep.fixed_element_bytes[t] ? prep.fixed_element_bytes[t] : ctx.workload.dtype_bytes();
+  double b = prep.numel[t] * elem;
+  if (!is_free(prep.model->dataflow, t)) b *= ctx.activation_scale;
   return b;
 }
 
