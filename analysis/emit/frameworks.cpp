@@ -24,14 +24,6 @@ std::string join(const std::vector<std::string>& parts, size_t from, size_t to) 
   return out;
 }
 
-// "h.3.attn.qkv" -> "h.*.attn.qkv"
-std::string folded(const std::string& name) {
-  auto parts = split_module_path(name);
-  for (auto& p : parts)
-    if (all_digits(p)) p = "*";
-  return join(parts, 0, parts.size());
-}
-
 bool is_norm(const std::string& cls) { return cls.find("Norm") != std::string::npos; }
 
 size_t sharded_count(const plan::MeshPlan& plan) {
@@ -111,7 +103,7 @@ FrameworkStyles framework_styles(const ir::ModelIR& model, const plan::MeshPlan&
 
   std::set<std::string> said;
   auto leave_out = [&](const std::string& name, const std::string& why) {
-    std::string entry = folded(name) + " (" + why + ")";
+    std::string entry = ir::module_pattern(name) + " (" + why + ")";
     if (said.insert(entry).second) out.left_out.push_back(entry);
   };
   std::unordered_map<std::string, size_t> styled;  // module path -> index in out.modules
@@ -338,12 +330,12 @@ std::string hf_tp_plan_block(const ir::ModelIR& model, const plan::MeshPlan& pla
   const std::string what = "hf-tp-plan";
   auto styles = framework_styles(model, plan);
   std::map<std::string, size_t> instances;  // folded module path -> modules of the model with it
-  for (auto& m : model.modules) ++instances[folded(m.name)];
+  for (auto& m : model.modules) ++instances[ir::module_pattern(m.name)];
   // A pattern stands for its modules when every one of them has the same style.
   std::map<std::string, std::vector<const ModuleStyle*>> by_pattern;
   std::vector<std::string> order;
   for (auto& m : styles.modules) {
-    std::string pat = folded(m.path);
+    std::string pat = ir::module_pattern(m.path);
     if (!by_pattern.count(pat)) order.push_back(pat);
     by_pattern[pat].push_back(&m);
   }

@@ -5,26 +5,11 @@
 #include <unordered_set>
 
 #include "emit/python_code.h"
+#include "ir/module_path.h"
 
 namespace shardlens::emit::detail {
 
 namespace {
-
-// "h.3.attn.qkv.weight" -> "h.*.attn.qkv.weight", the folded name plans use for repeated blocks.
-std::string folded(std::string_view name) {
-  std::string out;
-  size_t start = 0;
-  while (start <= name.size()) {
-    size_t dot = name.find('.', start);
-    std::string_view part = name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!out.empty()) out += '.';
-    out += digits ? std::string("*") : std::string(part);
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return out;
-}
 
 class Writer {
  public:
@@ -136,7 +121,7 @@ class Writer {
   }
 
   void note_unwritable(const std::string& name, std::string_view layout) {
-    std::string entry = folded(name) + " (" + std::string(layout) + ")";
+    std::string entry = ir::module_pattern(name) + " (" + std::string(layout) + ")";
     if (seen_unwritable_.insert(entry).second) unwritable.push_back(entry);
   }
 

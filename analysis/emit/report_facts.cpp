@@ -7,21 +7,6 @@
 
 namespace shardlens::emit::detail {
 
-std::string module_pattern(std::string_view name) {
-  std::string out;
-  size_t i = 0;
-  while (i <= name.size()) {
-    size_t j = name.find('.', i);
-    std::string_view part = name.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i);
-    bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-    out += digits ? std::string("*") : std::string(part);
-    if (j == std::string_view::npos) break;
-    out += '.';
-    i = j + 1;
-  }
-  return out;
-}
-
 std::string_view owner_of(std::string_view parameter) {
   size_t dot = parameter.rfind('.');
   return dot == std::string_view::npos ? std::string_view() : parameter.substr(0, dot);

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "ir/model_ir.h"
+#include "ir/module_path.h"
 #include "plan/plan.h"
 
 namespace shardlens::emit::detail {
 
-// "layers.3.attention.wq" -> "layers.*.attention.wq" (as the planner names repeated blocks).
-std::string module_pattern(std::string_view name);
+using ir::module_pattern;  // "layers.3.attention.wq" -> "layers.*.attention.wq"
 // The owning module of a parameter: "h.0.attn.qkv.weight" -> "h.0.attn.qkv".
 std::string_view owner_of(std::string_view parameter);
 // The dim roles of a collective's tensor: "[1, 1, 4096] (batch, seq, hidden)" -> {batch, seq, hidden}.

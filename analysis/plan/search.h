@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ir/model_ir.h"
+#include "ir/module_path.h"
 #include "plan/ccl_cost.h"
 #include "plan/target.h"
 
@@ -130,8 +131,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model);
 inline uint64_t mix64(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ULL + 0x9E3779B97F4A7C15ULL; }
 // Parameters and buffers: stored, not computed; their layout is chosen at their first use.
 inline bool is_free(const ir::Dataflow& flow, int t) { return flow.tensors[t].parameter >= 0 || flow.tensors[t].buffer >= 0; }
-// "h.3.attn.proj" -> "h.*.attn.proj": repeated blocks named once.
-std::string module_pattern(const std::string& name);
+using ir::module_pattern;
 
 // Strategies of a leaf op on an axis (never Call / Experts).
 std::vector<Strat> strategies(const Prepared& prep, int op, const Context& ctx);

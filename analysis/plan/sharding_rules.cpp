@@ -17,21 +17,6 @@ namespace shardlens::plan::detail {
 
 using ir::OpKind;
 
-std::string module_pattern(const std::string& name) {
-  std::string out;
-  size_t i = 0;
-  while (i < name.size()) {
-    size_t j = name.find('.', i);
-    std::string part = name.substr(i, j == std::string::npos ? std::string::npos : j - i);
-    bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-    out += digits ? "*" : part;
-    if (j == std::string::npos) break;
-    out += ".";
-    i = j + 1;
-  }
-  return out;
-}
-
 const char* role_name(Role r) {
   switch (r) {
     case Role::Other: return "other";
