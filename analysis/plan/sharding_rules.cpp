@@ -61,6 +61,22 @@ uint64_t Context::hash() const {
 
 namespace {
 
+// "bsi,oi->bso" -> {"bsi", "oi"}, with `out` = "bso".
+std::vector<std::string> split_equation(const std::string& eq, std::string& out) {
+  auto arrow = eq.find("->");
+  out = eq.substr(arrow + 2);
+  std::vector<std::string> ins;
+  std::string lhs = eq.substr(0, arrow);
+  size_t s = 0;
+  while (true) {
+    size_t c = lhs.find(',', s);
+    ins.push_back(lhs.substr(s, c == std::string::npos ? std::string::npos : c - s));
+    if (c == std::string::npos) break;
+    s = c + 1;
+  }
+  return ins;
+}
+
 
 // Dim roles: named dims for messages and for telling data / sequence parallelism from tensor
 // parallelism. Propagated in execution order from the inputs.
@@ -109,17 +125,8 @@ void assign_roles(Prepared& p) {
     if (op.outputs.empty()) continue;
     switch (op.kind) {
       case OpKind::Contract: {
-        auto arrow = op.equation.find("->");
-        std::string out = op.equation.substr(arrow + 2);
-        std::vector<std::string> ins;
-        std::string lhs = op.equation.substr(0, arrow);
-        size_t s = 0;
-        while (true) {
-          size_t c = lhs.find(',', s);
-          ins.push_back(lhs.substr(s, c == std::string::npos ? std::string::npos : c - s));
-          if (c == std::string::npos) break;
-          s = c + 1;
-        }
+        std::string out;
+        std::vector<std::string> ins = split_equation(op.equation, out);
         auto& ro = p.roles[op.outputs[0]];
         for (size_t k = 0; k < out.size() && k < ro.size(); ++k) {
           char l = out[k];
@@ -663,21 +670,6 @@ uint16_t tag_for(const Prepared& prep, const ir::Op& op, const std::vector<Spec>
     if (r == Role::Seq || r == Role::Tokens) return kTagSequence;
   }
   return kTagTensor;
-}
-
-std::vector<std::string> split_equation(const std::string& eq, std::string& out) {
-  auto arrow = eq.find("->");
-  out = eq.substr(arrow + 2);
-  std::vector<std::string> ins;
-  std::string lhs = eq.substr(0, arrow);
-  size_t s = 0;
-  while (true) {
-    size_t c = lhs.find(',', s);
-    ins.push_back(lhs.substr(s, c == std::string::npos ? std::string::npos : c - s));
-    if (c == std::string::npos) break;
-    s = c + 1;
-  }
-  return ins;
 }
 
 // For a reshape: which output dim an input dim's sharding lands on (-1: it cannot stay sharded).
