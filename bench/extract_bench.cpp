@@ -83,17 +83,22 @@ int main() {
   int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
   const int runs = 15;
 
-  std::vector<double> cold, parse_only;
-  size_t parameters = 0;
+  std::vector<double> cold, parse_only, cold_one_thread;
+  size_t parameters = 0, pieces = 0;
   for (int i = 0; i < runs; ++i) {
     auto t0 = Clock::now();
     python::SourceDocument doc(text);
     parse_only.push_back(ms_since(t0));
+    pieces = doc.piece_count();
     auto t1 = Clock::now();
     python::ModelExtractor extractor(text, "bench.py");
     auto r = extractor.extract();
     cold.push_back(ms_since(t1));
     parameters = r.model.parameters.size();
+    auto t2 = Clock::now();
+    python::ModelExtractor one_thread(text, "bench.py", python::ParsePieces{1, 0});
+    one_thread.extract();
+    cold_one_thread.push_back(ms_since(t2));
   }
 
   // One-line edits inside a class the root uses (its MLP), alternating two values.
@@ -119,9 +124,12 @@ int main() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
   std::printf("model file: %d lines, %zu bytes, root has %zu parameter tensors\n", lines, text.size(), parameters);
-  std::printf("tree-sitter parse alone (cold):   %7.2f ms median of %d\n", median(parse_only), runs);
+  std::printf("tree-sitter parse alone (cold):   %7.2f ms median of %d   (%zu pieces, one thread each)\n",
+              median(parse_only), runs, pieces);
   std::printf("parse + extract, cold:            %7.2f ms median of %d   (target < 20 ms: %.2fx of budget)\n",
               median(cold), runs, median(cold) / 20.0);
+  std::printf("  the same on one thread:         %7.2f ms median of %d   (pieces speed-up %.2fx)\n",
+              median(cold_one_thread), runs, median(cold_one_thread) / median(cold));
   std::printf("one-line edit + re-extract:       %7.2f ms median of %d   (target < 2 ms: %.2fx of budget; %zu statement re-lowered)\n",
               median(edit), runs * 4, median(edit) / 2.0, lowered);
   std::printf("  of which: incremental re-parse %.2f ms, statements %.2f ms, execution %.2f ms, IR %.2f ms\n",

@@ -221,7 +221,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, c
     if (!a->plan.ok) a->findings.push_back({"plan-failed", "warning", "shardlens could not plan: " + a->plan.error, 0, 0, std::nullopt, ""});
   }
   add_plan_findings(*a);
-  find_annotations(*a, extractor_->document().tree());
+  find_annotations(*a, extractor_->document().roots());
   if (a->plan.ok) check_annotations(*a, *this);
   return done();
 }

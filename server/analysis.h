@@ -13,7 +13,6 @@
 #include "protocol/position.h"
 #include "settings.h"
 
-struct TSTree;
 
 namespace shardlens::server {
 
@@ -99,7 +98,7 @@ class DocumentAnalyzer {
 std::string export_path_for(const std::string& script_path);
 
 // Annotation discovery and checks (annotations.cpp).
-void find_annotations(DocumentAnalysis& analysis, TSTree* tree);
+void find_annotations(DocumentAnalysis& analysis, const std::vector<TSNode>& roots);
 void check_annotations(DocumentAnalysis& analysis, DocumentAnalyzer& analyzer);
 
 // "(None, \"model\")"-style Python for a spec in the given axis names.

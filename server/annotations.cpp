@@ -350,17 +350,16 @@ std::string python_spec(const std::vector<std::vector<std::string>>& spec) {
   return out + ")";
 }
 
-void find_annotations(DocumentAnalysis& analysis, TSTree* tree) {
-  if (!tree) return;
+void find_annotations(DocumentAnalysis& analysis, const std::vector<TSNode>& roots) {
   // Most scripts have no annotations: skip the tree walk unless the text could hold one.
   const std::string& t = analysis.text;
   if (t.find("mark_sharding") == std::string::npos && t.find("shard_spec") == std::string::npos) return;
   Walker w(analysis);
-  TSNode root = ts_tree_root_node(tree);
-  w.find_mesh(root);
+  for (TSNode root : roots) w.find_mesh(root);
   std::map<std::string, Paths> env;
   for (auto& name : w.root_names) env[name] = {""};
-  w.walk(root, env, false);
+  // Top-level statements do not bind names for the walk, so each parse piece starts afresh.
+  for (TSNode root : roots) w.walk(root, env, false);
 }
 
 void check_annotations(DocumentAnalysis& a, DocumentAnalyzer& analyzer) {

@@ -151,8 +151,8 @@ int run_syntax_tree(const std::vector<std::string>& args) {
     std::fprintf(stderr, "shardlens syntax-tree: %s\n", error.c_str());
     return 1;
   }
-  python::SourceDocument document(std::move(text));
-  char* s = ts_node_string(ts_tree_root_node(document.tree()));
+  python::SourceDocument document(std::move(text), python::ParsePieces{1});  // one tree to print
+  char* s = ts_node_string(ts_tree_root_node(document.sole_tree()));
   std::puts(s);
   std::free(s);
   return 0;

@@ -146,16 +146,24 @@ std::vector<TSNode> statements(TSNode parent) {
   return out;
 }
 
+// The top-level statements of a document, over all its parse pieces.
+std::vector<TSNode> statements(const std::vector<TSNode>& roots) {
+  std::vector<TSNode> out;
+  for (TSNode root : roots)
+    for (TSNode s : statements(root)) out.push_back(s);
+  return out;
+}
+
 struct Placement {
   uint32_t at = 0;      // a line start (or the end of the text)
   std::string indent;
   int blank_lines = 1;  // wanted before and after
 };
 
-std::optional<Placement> after_anchor(const std::string& text, const std::vector<Line>& lines, TSNode root,
-                                      const std::string& anchor) {
+std::optional<Placement> after_anchor(const std::string& text, const std::vector<Line>& lines,
+                                      const std::vector<TSNode>& roots, const std::string& anchor) {
   std::optional<TSNode> last;
-  for (TSNode s : statements(root))
+  for (TSNode s : statements(roots))
     if (binds(text, s, anchor)) last = s;
   if (!last) return std::nullopt;
   TSNode target = *last;
@@ -175,8 +183,8 @@ std::optional<Placement> after_anchor(const std::string& text, const std::vector
   return Placement{last_line.next, indent, 1};
 }
 
-Placement for_functions(const std::string& text, const std::vector<Line>& lines, TSNode root) {
-  for (TSNode s : statements(root)) {
+Placement for_functions(const std::string& text, const std::vector<Line>& lines, const std::vector<TSNode>& roots) {
+  for (TSNode s : statements(roots)) {
     if (!is_main_guard(text, s)) continue;
     size_t line = line_at(lines, ts_node_start_byte(s));
     // Comments just above the guard belong to it.
@@ -201,8 +209,7 @@ std::string reindent(const std::string& block, const std::string& indent, const 
 }
 
 bool parses(const std::string& text) {
-  python::SourceDocument doc(text);
-  return !ts_node_has_error(ts_tree_root_node(doc.tree()));
+  return !python::SourceDocument(text).has_error();
 }
 
 }  // namespace
@@ -242,13 +249,13 @@ InsertionEdit plan_insertion(const std::string& text, const std::string& block, 
     return edit;
   } else {
     python::SourceDocument doc(text);
-    TSNode root = ts_tree_root_node(doc.tree());
+    std::vector<TSNode> roots = doc.roots();
     std::optional<Placement> place;
     if (!anchor.empty()) {
-      place = after_anchor(text, lines, root, anchor);
+      place = after_anchor(text, lines, roots, anchor);
       if (!place) place = Placement{static_cast<uint32_t>(text.size()), "", 1};
     } else {
-      place = for_functions(text, lines, root);
+      place = for_functions(text, lines, roots);
     }
     // Blank lines already around the insertion point count towards the separation.
     size_t line = line_at(lines, place->at);
@@ -291,7 +298,7 @@ std::set<std::string> script_names(const std::string& text) {
     if (auto b = find_block(text, lines, kind, error)) skip.emplace_back(lines[b->begin_line].start, lines[b->end_line].next);
   }
   python::SourceDocument doc(text);
-  std::vector<TSNode> stack{ts_tree_root_node(doc.tree())};
+  std::vector<TSNode> stack = doc.roots();
   while (!stack.empty()) {
     TSNode n = stack.back();
     stack.pop_back();

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <unordered_set>
 
 #include "python/interpreter.h"
@@ -31,24 +32,9 @@ std::string without_comments(std::string_view text) {
       continue;
     }
     if (c == '\'' || c == '"') {
-      bool triple = i + 2 < text.size() && text[i + 1] == c && text[i + 2] == c;
-      size_t quote = triple ? 3 : 1;
-      out.append(text.substr(i, quote));
-      i += quote;
-      while (i < text.size()) {
-        if (text[i] == '\\' && i + 1 < text.size()) {
-          out.append(text.substr(i, 2));
-          i += 2;
-          continue;
-        }
-        if (text[i] == c && (!triple || (i + 2 < text.size() && text[i + 1] == c && text[i + 2] == c))) {
-          out.append(text.substr(i, quote));
-          i += quote;
-          break;
-        }
-        if (!triple && text[i] == '\n') break;  // unterminated: tree-sitter reports it
-        out.push_back(text[i++]);
-      }
+      size_t end = end_of_string_literal(text, i);
+      out.append(text.substr(i, end - i));
+      i = end;
       continue;
     }
     out.push_back(c);
@@ -111,8 +97,12 @@ bool is_statement_type(const char* type) {
 
 }  // namespace
 
-ModelExtractor::ModelExtractor(std::string text, std::string source_path)
-    : document_(std::move(text)), source_path_(std::move(source_path)) {}
+ModelExtractor::ModelExtractor(std::string text, std::string source_path, ParsePieces pieces)
+    : document_(std::move(text), pieces, [this](TSNode root, const std::string& t) { lower_ahead(root, t); }),
+      source_path_(std::move(source_path)) {
+  for (auto& unit : ahead_) cache_.emplace(unit->text_hash, std::move(unit));
+  ahead_.clear();
+}
 
 ModelExtractor::~ModelExtractor() = default;
 
@@ -141,7 +131,7 @@ TSNode first_error(TSNode n) {
 ModelExtractor::Recovered ModelExtractor::recover_syntax() {
   Recovered r;
   r.text = document_.text();
-  r.tree = ts_tree_copy(document_.tree());
+  r.tree = ts_tree_copy(document_.sole_tree());  // a document with an error is one tree
   TSParser* parser = ts_parser_new();
   ts_parser_set_language(parser, ts_tree_language(r.tree));
   for (int attempt = 0; attempt < kMaxRecoveredLines; ++attempt) {
@@ -178,19 +168,12 @@ ModelExtractor::Recovered ModelExtractor::recover_syntax() {
   return r;
 }
 
-std::vector<std::shared_ptr<Unit>> ModelExtractor::units(ExtractStats& stats) {
-  Recovered recovered;
-  bool has_error = ts_node_has_error(ts_tree_root_node(document_.tree()));
-  if (has_error) recovered = recover_syntax();
-  struct TreeGuard {
-    TSTree* tree;
-    ~TreeGuard() { if (tree) ts_tree_delete(tree); }
-  } guard{recovered.tree};
-  const std::string& text = has_error ? recovered.text : document_.text();
-  TSNode root = ts_tree_root_node(has_error ? recovered.tree : document_.tree());
-  skipped_lines_ = recovered.skipped_lines;
-  std::vector<TSNode> nodes;
-  std::vector<TSNode> top;
+namespace {
+
+// The top-level statements under a root, in order; a top-level syntax error is kept (it is
+// reported) together with the statements tree-sitter recovered inside it.
+std::vector<TSNode> top_level_statements(TSNode root) {
+  std::vector<TSNode> top, out;
   // A cursor walks the children in O(n); ts_node_named_child(root, i) is O(i) per call.
   TSTreeCursor cursor = ts_tree_cursor_new(root);
   if (ts_tree_cursor_goto_first_child(&cursor)) {
@@ -202,77 +185,127 @@ std::vector<std::shared_ptr<Unit>> ModelExtractor::units(ExtractStats& stats) {
   ts_tree_cursor_delete(&cursor);
   for (TSNode n : top) {
     if (std::strcmp(ts_node_type(n), "comment") == 0) continue;
+    out.push_back(n);
     if (std::strcmp(ts_node_type(n), "ERROR") == 0) {
-      // Keep the statements tree-sitter recovered inside a top-level error.
-      nodes.push_back(n);  // reported as a syntax problem
       uint32_t k = ts_node_named_child_count(n);
       for (uint32_t j = 0; j < k; ++j) {
         TSNode c = ts_node_named_child(n, j);
         if (is_statement_type(ts_node_type(c)) || std::strcmp(ts_node_type(c), "decorated_definition") == 0)
-          nodes.push_back(c);
+          out.push_back(c);
       }
-      continue;
     }
-    nodes.push_back(n);
   }
+  return out;
+}
+
+std::string_view text_of(TSNode n, const std::string& text) {
+  uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+  return std::string_view(text.data() + a, b - a);
+}
+
+bool is_error_node(TSNode n) { return std::strcmp(ts_node_type(n), "ERROR") == 0; }
+
+// The cache key of a statement: its text, and the column of its first line (spans store
+// absolute columns).
+uint64_t unit_key(TSNode n, std::string_view unit_text) {
+  return text_hash(unit_text) ^ (static_cast<uint64_t>(ts_node_start_point(n).column) * 0x9E3779B97F4A7C15ULL) ^
+         (is_error_node(n) ? 1 : 0);
+}
+
+std::shared_ptr<Unit> lower_unit(TSNode n, const std::string& text, uint64_t key) {
+  auto unit = std::make_shared<Unit>();
+  unit->text = std::string(text_of(n, text));
+  unit->text_hash = key;
+  std::vector<SyntaxProblem> problems;
+  if (is_error_node(n)) {
+    TSPoint p = ts_node_start_point(n), q = ts_node_end_point(n);
+    problems.push_back({{0, p.column, q.row - p.row, q.column}, "syntax error"});
+  } else {
+    unit->stmt = lower_top_level(n, text, ts_node_start_point(n).row, problems);
+  }
+  for (auto& p : problems) unit->problems.emplace_back(p.span, p.message);
+  unit->definition_cacheable = unit->stmt && definition_is_cacheable(*unit->stmt);
+  if (unit->stmt && unit->stmt->kind == StmtKind::ClassDef) {
+    unit->class_name = unit->stmt->class_def->name;
+    collect_names(unit->stmt->class_def->body, unit->referenced_names);
+    std::sort(unit->referenced_names.begin(), unit->referenced_names.end());
+    unit->referenced_names.erase(std::unique(unit->referenced_names.begin(), unit->referenced_names.end()), unit->referenced_names.end());
+  }
+  return unit;
+}
+
+}  // namespace
+
+// Runs on the thread that parsed the piece, while other pieces still parse: a cold extraction
+// then finds these statements in the cache. Pieces with a syntax error are left to units(), which
+// lowers what error recovery makes of the whole text.
+void ModelExtractor::lower_ahead(TSNode root, const std::string& text) {
+  if (ts_node_has_error(root)) return;
+  std::vector<std::shared_ptr<Unit>> lowered;
+  try {
+    for (TSNode n : top_level_statements(root)) {
+      lowered.push_back(lower_unit(n, text, unit_key(n, text_of(n, text))));
+      lowered.back()->lowered_ahead = true;
+    }
+  } catch (...) {
+    return;  // not on this thread: units() lowers them again, where a failure reaches the caller
+  }
+  std::lock_guard lock(ahead_mutex_);
+  for (auto& unit : lowered) ahead_.push_back(std::move(unit));
+}
+
+std::vector<std::shared_ptr<Unit>> ModelExtractor::units(ExtractStats& stats) {
+  Recovered recovered;
+  bool has_error = document_.has_error();
+  if (has_error) recovered = recover_syntax();
+  struct TreeGuard {
+    TSTree* tree;
+    ~TreeGuard() { if (tree) ts_tree_delete(tree); }
+  } guard{recovered.tree};
+  const std::string& text = has_error ? recovered.text : document_.text();
+  std::vector<TSNode> roots = has_error ? std::vector<TSNode>{ts_tree_root_node(recovered.tree)} : document_.roots();
+  skipped_lines_ = recovered.skipped_lines;
 
   std::unordered_multimap<uint64_t, std::shared_ptr<Unit>> next;
   std::vector<std::shared_ptr<Unit>> out;
-  for (TSNode n : nodes) {
-    uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-    std::string_view unit_text(text.data() + a, b - a);
-    uint32_t row = ts_node_start_point(n).row;
-    bool is_error = std::strcmp(ts_node_type(n), "ERROR") == 0;
-    // The column of the first line is part of the key: spans store absolute columns.
-    uint64_t h = text_hash(unit_text) ^ (static_cast<uint64_t>(ts_node_start_point(n).column) * 0x9E3779B97F4A7C15ULL) ^ (is_error ? 1 : 0);
-    std::shared_ptr<Unit> unit;
-    auto range = cache_.equal_range(h);
-    for (auto it = range.first; it != range.second; ++it)
-      if (it->second->text == unit_text) {
-        unit = it->second;
-        cache_.erase(it);
-        break;
-      }
-    if (!unit && !is_error && !cache_.empty()) {
-      // Only a comment changed: the lowered statement is the same (its spans too; a syntax
-      // error's extent may cover the comment, so those are lowered afresh).
-      std::string code = without_comments(unit_text);
-      uint64_t code_hash = text_hash(code) ^ (h ^ text_hash(unit_text));  // h's column and error bits
-      for (auto it = cache_.begin(); it != cache_.end(); ++it)
-        if (code_hash_of(*it->second) == code_hash && without_comments(it->second->text) == code) {
+  for (TSNode root : roots)
+    for (TSNode n : top_level_statements(root)) {
+      std::string_view unit_text = text_of(n, text);
+      bool is_error = is_error_node(n);
+      uint64_t h = unit_key(n, unit_text);
+      std::shared_ptr<Unit> unit;
+      auto range = cache_.equal_range(h);
+      for (auto it = range.first; it != range.second; ++it)
+        if (it->second->text == unit_text) {
           unit = it->second;
           cache_.erase(it);
-          unit->text = std::string(unit_text);
-          unit->text_hash = h;
           break;
         }
-    }
-    if (!unit) {
-      unit = std::make_shared<Unit>();
-      unit->text = std::string(unit_text);
-      unit->text_hash = h;
-      std::vector<SyntaxProblem> problems;
-      if (is_error) {
-        TSPoint p = ts_node_start_point(n), q = ts_node_end_point(n);
-        problems.push_back({{0, p.column, q.row - p.row, q.column}, "syntax error"});
-      } else {
-        unit->stmt = lower_top_level(n, text, row, problems);
+      if (!unit && !is_error && !cache_.empty()) {
+        // Only a comment changed: the lowered statement is the same (its spans too; a syntax
+        // error's extent may cover the comment, so those are lowered afresh).
+        std::string code = without_comments(unit_text);
+        uint64_t code_hash = text_hash(code) ^ (h ^ text_hash(unit_text));  // h's column and error bits
+        for (auto it = cache_.begin(); it != cache_.end(); ++it)
+          if (code_hash_of(*it->second) == code_hash && without_comments(it->second->text) == code) {
+            unit = it->second;
+            cache_.erase(it);
+            unit->text = std::string(unit_text);
+            unit->text_hash = h;
+            break;
+          }
       }
-      for (auto& p : problems) unit->problems.emplace_back(p.span, p.message);
-      unit->definition_cacheable = unit->stmt && definition_is_cacheable(*unit->stmt);
-      if (unit->stmt && unit->stmt->kind == StmtKind::ClassDef) {
-        unit->class_name = unit->stmt->class_def->name;
-        collect_names(unit->stmt->class_def->body, unit->referenced_names);
-        std::sort(unit->referenced_names.begin(), unit->referenced_names.end());
-        unit->referenced_names.erase(std::unique(unit->referenced_names.begin(), unit->referenced_names.end()), unit->referenced_names.end());
-        stats.classes_lowered.push_back(unit->class_name);
+      bool lowered = !unit || unit->lowered_ahead;
+      if (!unit) unit = lower_unit(n, text, h);
+      unit->lowered_ahead = false;
+      if (lowered) {
+        ++stats.units_lowered;
+        if (!unit->class_name.empty()) stats.classes_lowered.push_back(unit->class_name);
       }
-      ++stats.units_lowered;
+      unit->start_row = ts_node_start_point(n).row;
+      next.emplace(h, unit);
+      out.push_back(unit);
     }
-    unit->start_row = row;
-    next.emplace(h, unit);
-    out.push_back(unit);
-  }
   cache_ = std::move(next);
   stats.units = out.size();
   return out;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -52,7 +53,7 @@ struct ExtractResult {
 // edit re-lowers only the statements (classes, functions, ...) whose text changed.
 class ModelExtractor {
  public:
-  explicit ModelExtractor(std::string text, std::string source_path = "");
+  explicit ModelExtractor(std::string text, std::string source_path = "", ParsePieces pieces = {});
   ~ModelExtractor();
 
   void apply_edit(const TextEdit& edit);
@@ -68,6 +69,7 @@ class ModelExtractor {
   static constexpr int kMaxRecoveredLines = 16;
   Recovered recover_syntax();
   std::vector<std::shared_ptr<Unit>> units(ExtractStats& stats);
+  void lower_ahead(TSNode root, const std::string& text);
   std::vector<uint32_t> skipped_lines_;
   // What the last extraction was made of: (unit, row) per statement, skipped lines' text, options.
   struct Made {
@@ -78,6 +80,10 @@ class ModelExtractor {
     std::string error;
   };
   std::optional<Made> last_;
+  // Statements lowered by the parse threads during construction (declared before document_,
+  // whose construction fills them).
+  std::mutex ahead_mutex_;
+  std::vector<std::shared_ptr<Unit>> ahead_;
 
   SourceDocument document_;
   std::string source_path_;

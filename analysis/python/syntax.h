@@ -140,6 +140,7 @@ struct Unit {
   // the object it built last time when those are the same objects again.
   bool definition_cacheable = false;
   mutable std::shared_ptr<DefinitionCache> definition_cache;
+  bool lowered_ahead = false;  // lowered while the document was parsed; counted by the first extraction
 };
 
 }  // namespace shardlens::python

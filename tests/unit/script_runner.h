@@ -15,8 +15,8 @@
 namespace shardlens::test {
 
 struct ScriptRun {
-  explicit ScriptRun(const std::string& text) : document(text) {
-    TSNode root = ts_tree_root_node(document.tree());
+  explicit ScriptRun(const std::string& text) : document(text, python::ParsePieces{1}) {
+    TSNode root = ts_tree_root_node(document.sole_tree());
     for (uint32_t i = 0; i < ts_node_named_child_count(root); ++i) {
       TSNode n = ts_node_named_child(root, i);
       auto unit = std::make_shared<python::Unit>();

@@ -21,8 +21,7 @@ using namespace shardlens::test;
 namespace {
 
 bool parses(const std::string& text) {
-  python::SourceDocument doc(text);
-  return !ts_node_has_error(ts_tree_root_node(doc.tree()));
+  return !python::SourceDocument(text).has_error();
 }
 
 size_t occurrences(const std::string& text, const std::string& needle) {

@@ -159,7 +159,10 @@ TEST_CASE("unchanged is never claimed for a text whose fresh extraction differs 
 
 TEST_CASE("a sequence of typing edits, including broken states, matches fresh extractions") {
   std::string text = test::fixture("gpt.py");
-  ModelExtractor extractor(text, "gpt.py");
+  // Also with the text cut into parse pieces: the typing breaks one piece, which then joins the rest.
+  auto pieces = GENERATE(python::ParsePieces{1, 0}, python::ParsePieces{4, 0});
+  ModelExtractor extractor(text, "gpt.py", pieces);
+  CHECK(extractor.document().piece_count() == pieces.max_pieces);
   extractor.extract();
   // Type a new layer into Block.__init__ character by character, passing through states that
   // do not parse, then delete it again.
@@ -172,7 +175,7 @@ TEST_CASE("a sequence of typing edits, including broken states, matches fresh ex
     p.column += static_cast<uint32_t>(i);
     extractor.apply_edit({p, p, std::string(1, addition[i])});
     auto incremental = extractor.extract();
-    ModelExtractor fresh(extractor.document().text(), "gpt.py");
+    ModelExtractor fresh(extractor.document().text(), "gpt.py", python::ParsePieces{1, 0});
     auto expected = fresh.extract();
     REQUIRE(ir::to_json(incremental.model) == ir::to_json(expected.model));
     CHECK(incremental.stats.units_lowered <= 1);
