@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 extern "C" const TSLanguage* tree_sitter_python(void);
@@ -164,7 +165,13 @@ void SourceDocument::parse_pieces(const std::vector<uint32_t>& starts, const Pie
     if (parsed) parsed(ts_tree_root_node(pieces_[i].tree), text_);
   };
   std::vector<std::thread> threads;
-  for (size_t i = 1; i < pieces_.size(); ++i) threads.emplace_back(parse, i);
+  for (size_t i = 1; i < pieces_.size(); ++i) {
+    try {
+      threads.emplace_back(parse, i);
+    } catch (const std::system_error&) {
+      parse(i);  // no thread to be had: parse it here
+    }
+  }
   parse(0);
   for (auto& t : threads) t.join();
 }

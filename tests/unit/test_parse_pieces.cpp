@@ -104,7 +104,7 @@ TEST_CASE("random edits keep the pieces equal to one parse of the text") {
   const char* insertions[] = {"", "\n", "x", "(", ")", "\\", "\"\"\"", "'", "    ", "# note\n", "@d\n",
                               "class Extra:\n    pass\n", "def g():\n", "\n\n", "else:\n"};
   int edits_in_pieces = 0, merges = 0;
-  for (int i = 0; i < 400; ++i) {
+  for (int i = 0; i < 200; ++i) {
     const std::string& t = doc->text();
     // Half the edits land on the lines around a cut, where they matter most.
     uint32_t row;
@@ -135,12 +135,18 @@ TEST_CASE("random edits keep the pieces equal to one parse of the text") {
     }
     (void)t;
   }
-  CHECK(edits_in_pieces > 150);
-  CHECK(merges > 20);
+  CHECK(edits_in_pieces > 60);  // 93 and 107 with this seed
+  CHECK(merges > 40);
 }
 
 TEST_CASE("an extraction does not depend on how the text was cut") {
-  for (auto& path : model_scripts()) {
+  // The parse itself is compared on every script above; extraction on a sample of them (all of
+  // them take minutes under the sanitizers).
+  std::vector<std::filesystem::path> sample;
+  auto all = model_scripts();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (i % 6 == 0 || all[i].filename() == "lsp_bench_model.py") sample.push_back(all[i]);
+  for (auto& path : sample) {
     std::string text = test::read_text(path.string());
     INFO(path.filename().string());
     python::ModelExtractor whole(text, path.string(), ParsePieces{1, 0});
