@@ -13,7 +13,6 @@
 #include "protocol/position.h"
 #include "settings.h"
 
-
 namespace shardlens::server {
 
 // A text replacement in the analysed text, by byte offsets.

@@ -108,8 +108,9 @@ class StateTable {
       if (nodes[n].hash == hash && nodes[n].state == state) return n;
     }
   }
+  // `node` is the newest of `nodes`; all before it are in the table.
   void insert(const std::vector<Node>& nodes, int node) {
-    if (2 * (size_ + 1) > mask_ + 1) grow(nodes);
+    if (2 * (size_ + 1) > mask_ + 1) grow(nodes, node);
     place(nodes[node].hash, node);
     ++size_;
   }
@@ -120,10 +121,10 @@ class StateTable {
     while (slots_[i] >= 0) i = (i + 1) & mask_;
     slots_[i] = node;
   }
-  void grow(const std::vector<Node>& nodes) {
+  void grow(const std::vector<Node>& nodes, int held) {
     size_t count = size_;
     reset(2 * (count + 1));
-    for (size_t n = 0; n < nodes.size(); ++n) place(nodes[n].hash, static_cast<int>(n));
+    for (int n = 0; n < held; ++n) place(nodes[n].hash, n);
     size_ = count;
   }
   std::vector<int> slots_;
