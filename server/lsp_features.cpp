@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "ir/module_path.h"
 #include "plan/ccl_cost.h"
 #include "plan/plan_output.h"
 
@@ -31,20 +32,9 @@ std::string code_span(const std::string& s) { return "`" + s + "`"; }
 std::string pattern_of(const std::vector<std::string>& names) {
   if (names.empty()) return "";
   if (names.size() == 1) return names[0];
-  auto split = [](const std::string& s) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    for (;;) {
-      size_t dot = s.find('.', start);
-      parts.push_back(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
-    return parts;
-  };
-  auto first = split(names[0]);
+  auto first = ir::split_module_path(names[0]);
   for (size_t i = 1; i < names.size(); ++i) {
-    auto other = split(names[i]);
+    auto other = ir::split_module_path(names[i]);
     if (other.size() != first.size()) return names[0] + " (+" + std::to_string(names.size() - 1) + ")";
     for (size_t k = 0; k < first.size(); ++k)
       if (other[k] != first[k]) first[k] = "*";

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <tuple>
 
+#include "ir/split.h"
+
 namespace shardlens::emit::detail {
 
 std::string_view owner_of(std::string_view parameter) {
@@ -18,15 +20,10 @@ std::vector<std::string> tensor_roles(const std::string& tensor) {
   size_t close = tensor.rfind(')');
   if (open == std::string::npos || close == std::string::npos || close < open) return roles;
   std::string inner = tensor.substr(open + 1, close - open - 1);
-  size_t i = 0;
-  while (i <= inner.size()) {
-    size_t j = inner.find(',', i);
-    std::string part = inner.substr(i, j == std::string::npos ? std::string::npos : j - i);
+  for (std::string part : ir::split(inner, ',')) {
     part.erase(0, part.find_first_not_of(' '));
     if (auto e = part.find_last_not_of(' '); e != std::string::npos) part.erase(e + 1);
     if (!part.empty()) roles.push_back(part);
-    if (j == std::string::npos) break;
-    i = j + 1;
   }
   return roles;
 }

@@ -7,20 +7,12 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/split.h"
+
 namespace shardlens::ir {
 
 // "h.3.attn" -> {"h", "3", "attn"}.
-inline std::vector<std::string> split_module_path(const std::string& path) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t dot = path.find('.', start);
-    out.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return out;
-}
+inline std::vector<std::string> split_module_path(const std::string& path) { return split(path, '.'); }
 
 // "h.3.attn.qkv" -> "h.*.attn.qkv": list indices (all-digit components) become "*", the
 // pattern plans use for repeated blocks.

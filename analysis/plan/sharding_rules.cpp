@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "ir/split.h"
 #include "plan/search.h"
 
 namespace shardlens::plan::detail {
@@ -65,16 +66,7 @@ namespace {
 std::vector<std::string> split_equation(const std::string& eq, std::string& out) {
   auto arrow = eq.find("->");
   out = eq.substr(arrow + 2);
-  std::vector<std::string> ins;
-  std::string lhs = eq.substr(0, arrow);
-  size_t s = 0;
-  while (true) {
-    size_t c = lhs.find(',', s);
-    ins.push_back(lhs.substr(s, c == std::string::npos ? std::string::npos : c - s));
-    if (c == std::string::npos) break;
-    s = c + 1;
-  }
-  return ins;
+  return ir::split(std::string_view(eq).substr(0, arrow), ',');
 }
 
 

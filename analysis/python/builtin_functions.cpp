@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 
+#include "ir/split.h"
 #include "python/interpreter.h"
 
 namespace shardlens::python {
@@ -1587,13 +1588,7 @@ void install_python_builtins(Interpreter& in) {
       for (auto& n : names) {
         if (!n.is_str()) return in.unknown("attrgetter of a non-string", site);
         Value v = b.positional[0];
-        size_t start = 0;
-        while (true) {  // dotted paths: attrgetter("a.b")
-          size_t dot = n.s.find('.', start);
-          v = in.get_attribute(v, n.s.substr(start, dot == std::string::npos ? std::string::npos : dot - start), site);
-          if (dot == std::string::npos) break;
-          start = dot + 1;
-        }
+        for (const std::string& name : ir::split(n.s, '.')) v = in.get_attribute(v, name, site);  // attrgetter("a.b")
         out.push_back(v);
       }
       return names.size() == 1 ? out[0] : make_tuple(std::move(out));

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "ir/split.h"
 #include "python/interpreter.h"
 
 namespace shardlens::python {
@@ -188,15 +189,7 @@ Value ForwardTracer::contract(Interpreter& in, const std::string& name, const st
   // Output shape from the letters: each output letter takes its size from an input that has it.
   auto arrow = equation.find("->");
   std::string out_letters = equation.substr(arrow + 2);
-  std::vector<std::string> in_letters;
-  size_t start = 0;
-  std::string lhs = equation.substr(0, arrow);
-  while (true) {
-    size_t comma = lhs.find(',', start);
-    in_letters.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  std::vector<std::string> in_letters = ir::split(std::string_view(equation).substr(0, arrow), ',');
   std::vector<int64_t> shape;
   std::string dtype = "float32";
   for (size_t i = 0; i < inputs.size(); ++i)

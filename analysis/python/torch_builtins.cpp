@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "ir/module_path.h"
 #include "python/interpreter.h"
 #include "python/module_tree.h"
 
@@ -859,14 +860,7 @@ void install_torch(Interpreter& in) {
     auto arrow = eq.find("->");
     if (arrow == std::string::npos || eq.find("...") != std::string::npos || operands.empty())
       return tensor_like(in, TensorObj(), std::nullopt, site);
-    std::vector<std::string> inputs;
-    std::string lhs = eq.substr(0, arrow);
-    for (size_t start = 0;;) {
-      size_t comma = lhs.find(',', start);
-      inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+    std::vector<std::string> inputs = ir::split(std::string_view(eq).substr(0, arrow), ',');
     std::map<char, int64_t> sizes;
     const TensorObj* first = nullptr;
     for (size_t k = 0; k < inputs.size() && k < operands.size(); ++k) {
@@ -1401,18 +1395,13 @@ void install_torch(Interpreter& in) {
   module_method("get_submodule", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) -> Value {
     if (a.positional.empty() || !a.positional[0].is_str()) return in.unknown("get_submodule() argument", site);
     Value cur = self;
-    std::string path = a.positional[0].s;
-    size_t start = 0;
-    while (!path.empty() && start <= path.size()) {
-      size_t dot = path.find('.', start);
-      std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const std::string& path = a.positional[0].s;
+    for (const std::string& part : path.empty() ? std::vector<std::string>{} : ir::split_module_path(path)) {
       auto* inst = instance(cur);
       if (!inst || !inst->module) return in.raise("AttributeError", "no submodule " + part, site);
       auto* child = ModuleData::find(inst->module->modules, part);
       if (!child || !*child) return in.raise("AttributeError", "no submodule " + part, site);
       cur = Value::object(*child);
-      if (dot == std::string::npos) break;
-      start = dot + 1;
     }
     return cur;
   });

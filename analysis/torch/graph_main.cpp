@@ -11,6 +11,7 @@
 
 #include <c10/util/Logging.h>
 
+#include "ir/split.h"
 #include "torch/graph_evaluator.h"
 #include "torch/graph_json.h"
 #include "torch/plan_check.h"
@@ -54,14 +55,10 @@ bool parse_input(const std::string& text, shardlens::torchgraph::InputSpec& spec
     spec.dtype = rest.substr(colon + 1);
     rest = rest.substr(0, colon);
   }
-  size_t start = 0;
-  while (start <= rest.size()) {
-    size_t comma = rest.find(',', start);
-    auto v = positive(rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+  for (const std::string& size : shardlens::ir::split(rest, ',')) {
+    auto v = positive(size);
     if (!v) return false;
     spec.shape.push_back(*v);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   spec.why = "given";
   return !spec.shape.empty();

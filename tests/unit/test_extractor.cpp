@@ -1,6 +1,7 @@
 // Static extraction: root selection, unresolved reporting and spans.
 #include <catch2/catch.hpp>
 
+#include "ir/module_path.h"
 #include "python/extractor.h"
 #include "test_helpers.h"
 
@@ -160,4 +161,11 @@ model = M()
   CHECK(splits[1] == std::vector<int64_t>{32, 32});
   CHECK(splits[2] == std::vector<int64_t>{16, 48});
   CHECK(reshapes == 0);
+}
+
+TEST_CASE("ir::split keeps every piece, empty ones included") {
+  CHECK(ir::split("bsi,oi", ',') == std::vector<std::string>{"bsi", "oi"});
+  CHECK(ir::split("a,,b,", ',') == std::vector<std::string>{"a", "", "b", ""});
+  CHECK(ir::split("", '.') == std::vector<std::string>{""});
+  CHECK(ir::split_module_path("h.3.attn") == std::vector<std::string>{"h", "3", "attn"});
 }
