@@ -24,6 +24,7 @@ struct ParameterIndex {
   uint64_t key = 0;
   std::vector<int> representative;  // per parameter: the parameter whose layout it shares
   std::vector<int> expert_list_of;  // per parameter: the expert list module it belongs to, or -1
+  std::vector<int> expert_of;       // per parameter of an expert list: its expert's position, or -1
   double untraced_elements = 0;     // parameters the forward never reads (kept whole)
 };
 }  // namespace detail
@@ -142,8 +143,7 @@ class MeshPlanner {
     return out;
   }
 
-  int representative(int param) const { return index_->representative[param]; }
-  int expert_list_of(int param) const { return index_->expert_list_of[param]; }
+  const ParameterIndex& parameter_index() const { return *index_; }
 
   void index_parameters(std::unique_ptr<ParameterIndex>& cache) {
     const auto& flow = model_.dataflow;
@@ -194,6 +194,26 @@ class MeshPlanner {
     for (size_t i = 0; i < model_.parameters.size(); ++i)
       if (!traced[i] && index.expert_list_of[i] < 0 && model_.parameters[i].shape_known)
         index.untraced_elements += static_cast<double>(model_.parameters[i].numel());
+    index.expert_of.assign(model_.parameters.size(), -1);
+    for (size_t i = 0; i < model_.parameters.size(); ++i)
+      if (index.expert_list_of[i] >= 0) index.expert_of[i] = expert_position(model_.modules[index.expert_list_of[i]], model_.parameters[i].name);
+  }
+
+  // "layers.0.moe.experts.3.w1.weight" in the list "layers.0.moe.experts": expert 3 (a
+  // ModuleList's keys are its indices; anything else is looked up). -1: not under the list.
+  static int expert_position(const ir::Module& list, std::string_view name) {
+    const std::string& prefix = list.name;
+    if (name.size() <= prefix.size() + 1 || name.compare(0, prefix.size(), prefix) != 0 || name[prefix.size()] != '.') return -1;
+    size_t start = prefix.size() + 1, end = name.find('.', start);
+    std::string_view key = name.substr(start, (end == std::string_view::npos ? name.size() : end) - start);
+    int index = -1;
+    auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), index);
+    if (ec == std::errc() && ptr == key.data() + key.size() && index >= 0 && index < static_cast<int>(list.child_keys.size()) &&
+        list.child_keys[index] == key)
+      return index;
+    for (size_t k = 0; k < list.child_keys.size(); ++k)
+      if (list.child_keys[k] == key) return static_cast<int>(k);
+    return -1;
   }
 
   const ir::ModelIR& model_;
@@ -202,6 +222,9 @@ class MeshPlanner {
   AxisSolver& solver_;
   const ParameterIndex* index_ = nullptr;
 };
+
+// Layouts are static text: the same view compares equal without reading it.
+bool same_text(std::string_view a, std::string_view b) { return (a.data() == b.data() && a.size() == b.size()) || a == b; }
 
 std::string_view layout_of(std::string_view label, Spec spec, bool expert_parallel) {
   if (expert_parallel) return "expert";
@@ -325,6 +348,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     for (; tagged < result.diagnostics.size(); ++tagged)
       if (result.diagnostics[tagged].mesh.empty()) result.diagnostics[tagged].mesh = current_mesh;
   };
+  std::vector<int> decided_of;  // per parameter, reused across meshes: its representative's decision
   for (const Mesh& mesh : options.meshes) {
     tag_mesh();
     current_mesh = mesh.shape_string();
@@ -545,41 +569,52 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     static const std::vector<std::string> kModel{"model"}, kBoth{"batch", "model"};
     const std::vector<std::string>* axes = chosen.axes.size() > 1 ? &kBoth : &kModel;
     // Layout and reason per representative parameter (every expert shares expert 0's), then one
-    // cheap record per parameter.
+    // cheap record per parameter. A parameter and its representative sit in the same expert list,
+    // so one decision per representative covers both.
     struct Decided {
       std::string_view layout, why;
       bool writable = true;
       int sharded_dim = -1;
       int segments = 0;
+      bool expert_parallel = false;
     };
+    auto decide = [&](int r, bool expert_parallel) {
+      Decided d;
+      d.expert_parallel = expert_parallel;
+      Spec spec = chosen.ev.param_spec[r];
+      int op = chosen.ev.param_op[r];
+      d.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel);
+      d.writable = !(expert_parallel || spec.kind == kSegments);
+      if (spec.kind == kSharded || spec.kind == kSegments) d.sharded_dim = spec.dim;  // segments: for per-device shapes
+      if (spec.kind == kSegments) d.segments = spec.seg;
+      std::string why_key(d.layout);
+      if (d.layout == "replicated") {
+        if (op < 0) why_key = "replicated-unused";
+        else if (flow.ops[op].kind == OpKind::Contract && flow.ops[op].equation.find('H') != std::string::npos) why_key = "replicated-conv";
+      }
+      if (expert_parallel) why_key = "expert-modules";
+      d.why = layout_why(why_key, op >= 0 ? ir::op_kind_name(flow.ops[op].kind) : "");
+      return d;
+    };
+    const ParameterIndex& index = planner.parameter_index();
     std::vector<Decided> decided;
-    std::vector<int> decided_of(2 * model.parameters.size(), -1);
-    mp.parameters.reserve(model.parameters.size());
+    decided_of.assign(model.parameters.size(), -1);
+    mp.parameters.resize(model.parameters.size());
     for (size_t i = 0; i < model.parameters.size(); ++i) {
       const auto& p = model.parameters[i];
-      int r = planner.representative(static_cast<int>(i));
-      int list = planner.expert_list_of(static_cast<int>(i));
+      int r = index.representative[i];
+      int list = index.expert_list_of[i];
       bool expert_parallel = list >= 0 && ep[list];
-      int& slot = decided_of[2 * static_cast<size_t>(r) + (expert_parallel ? 1 : 0)];
+      int& slot = decided_of[static_cast<size_t>(r)];
       if (slot < 0) {
         slot = static_cast<int>(decided.size());
-        Decided& d = decided.emplace_back();
-        Spec spec = chosen.ev.param_spec[r];
-        int op = chosen.ev.param_op[r];
-        d.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel);
-        d.writable = !(expert_parallel || spec.kind == kSegments);
-        if (spec.kind == kSharded || spec.kind == kSegments) d.sharded_dim = spec.dim;  // segments: for per-device shapes
-        if (spec.kind == kSegments) d.segments = spec.seg;
-        std::string why_key(d.layout);
-        if (d.layout == "replicated") {
-          if (op < 0) why_key = "replicated-unused";
-          else if (flow.ops[op].kind == OpKind::Contract && flow.ops[op].equation.find('H') != std::string::npos) why_key = "replicated-conv";
-        }
-        if (expert_parallel) why_key = "expert-modules";
-        d.why = layout_why(why_key, op >= 0 ? ir::op_kind_name(flow.ops[op].kind) : "");
+        decided.push_back(decide(r, expert_parallel));
       }
-      const Decided& d = decided[slot];
-      ParameterLayout& pl = mp.parameters.emplace_back();
+      Decided unshared;
+      const Decided* dp = &decided[slot];
+      if (dp->expert_parallel != expert_parallel) dp = &(unshared = decide(r, expert_parallel));  // a weight shared across lists
+      const Decided& d = *dp;
+      ParameterLayout& pl = mp.parameters[i];
       pl.name = p.name;
       pl.span = p.span;
       pl.layout = d.layout;
@@ -590,21 +625,8 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       pl.rank = static_cast<int>(p.shape.size());
       pl.axes = axes;
       if (expert_parallel) {
-        // "layers.0.moe.experts.3.w1.weight" in the list "layers.0.moe.experts": expert 3 (a
-        // ModuleList's keys are its indices; anything else is looked up).
-        const ir::Module& lm = model.modules[list];
-        pl.experts = static_cast<int>(lm.children.size());
-        if (p.name.size() > lm.name.size() + 1 && p.name.compare(0, lm.name.size(), lm.name) == 0 && p.name[lm.name.size()] == '.') {
-          size_t start = lm.name.size() + 1, end = p.name.find('.', start);
-          std::string_view key(p.name.data() + start, (end == std::string::npos ? p.name.size() : end) - start);
-          int index = -1;
-          auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), index);
-          if (ec == std::errc() && ptr == key.data() + key.size() && index >= 0 && index < pl.experts && lm.child_keys[index] == key)
-            pl.expert = index;
-          else
-            for (size_t k = 0; k < lm.child_keys.size() && pl.expert < 0; ++k)
-              if (lm.child_keys[k] == key) pl.expert = static_cast<int>(k);
-        }
+        pl.experts = static_cast<int>(model.modules[list].children.size());
+        pl.expert = index.expert_of[i];
       }
     }
     phase("parameters");
@@ -857,7 +879,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     const auto& first = result.meshes.front().parameters;
     for (size_t i = 0; i < first.size(); ++i)
       for (auto& mp : result.meshes)
-        if (i < mp.parameters.size() && mp.parameters[i].layout != first[i].layout) {
+        if (i < mp.parameters.size() && !same_text(mp.parameters[i].layout, first[i].layout)) {
           ++differing;
           if (examples.size() < 5 && differing < 256) {
             std::string pattern = module_pattern(model.parameters[i].name);
