@@ -144,6 +144,33 @@ void run(const std::string& name, const std::string& path, const std::string& ed
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "bench/models";
   std::string only = argc > 2 ? argv[2] : "";
+  if (argc > 3 && std::string(argv[3]) == "loop-extract") {
+    // For profilers: re-extract and trace FILE (argv[2]) after edits that toggle one character,
+    // as the language server does per keystroke in a forward() (argv[4]: the text to toggle).
+    std::string file = argv[2];
+    std::string from = argc > 4 ? argv[4] : "F.silu(self.w1(x))";
+    std::string to = from + " * 1";
+    python::ModelExtractor extractor(read(file), file);
+    python::ExtractOptions extract;
+    extract.trace_forward = true;
+    extractor.extract(extract);
+    double trace_ms = 0;
+    for (int i = 0; i < 100; ++i) {
+      const std::string& a = i % 2 ? to : from;
+      const std::string& b = i % 2 ? from : to;
+      std::string cur = extractor.document().text();
+      size_t at = cur.find(a);
+      if (at == std::string::npos) return 1;
+      python::TextPosition p;
+      for (size_t c = 0; c < at; ++c) {
+        if (cur[c] == '\n') { ++p.row; p.column = 0; } else { ++p.column; }
+      }
+      extractor.apply_edit({p, {p.row, p.column + static_cast<uint32_t>(a.size())}, b});
+      trace_ms += extractor.extract(extract).stats.trace_ms;
+    }
+    std::printf("trace after an edit: %.2f ms (mean of 100)\n", trace_ms / 100);
+    return 0;
+  }
   if (argc > 3 && std::string(argv[3]) == "loop") {
     // For profilers: extract once, then re-plan with a warm memo many times.
     std::string text = read(dir + (only == "moe" ? "/moe_61.py" : "/dense_405b.py"));

@@ -341,9 +341,14 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
   // Ext tensors and liveness per body.
   // (tensor, position) per use; the last use of a tensor is its largest position.
   std::vector<std::vector<std::pair<int, int>>> last_use(p->bodies.size());
+  std::vector<int> listed_ext_of(flow.tensors.size(), -1);  // per tensor: the body whose ext lists it last
   for (size_t b = 0; b < p->bodies.size(); ++b) {
     auto& body = p->bodies[b];
-    std::set<int> seen_ext;
+    auto list_ext = [&](int t) {
+      if (listed_ext_of[t] == static_cast<int>(b)) return;
+      listed_ext_of[t] = static_cast<int>(b);
+      body.ext.push_back(t);
+    };
     auto is_inside = [&](int t) {
       // produced by an op of this body or of a body nested in it
       int pb = produced_in[t];
@@ -361,10 +366,10 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
       if (free_here) return;
       if (free_below) {
         // a parameter owned by an outer body: the outer body decides its spec
-        if (seen_ext.insert(t).second) body.ext.push_back(t);
+        list_ext(t);
         return;
       }
-      if (!is_inside(t) && seen_ext.insert(t).second) body.ext.push_back(t);
+      if (!is_inside(t)) list_ext(t);
     };
     for (size_t pos = 0; pos < body.items.size(); ++pos) {
       int i = body.items[pos];
