@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/heap.h"
 #include "python/extractor.h"
 
 using namespace shardlens;
@@ -79,6 +80,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main() {
+  shardlens::keep_freed_memory();
   std::string text = make_model_file(62);
   int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
   const int runs = 15;

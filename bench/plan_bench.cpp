@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/heap.h"
 #include "plan/plan.h"
 #include "python/extractor.h"
 
@@ -142,6 +143,7 @@ void run(const std::string& name, const std::string& path, const std::string& ed
 }  // namespace
 
 int main(int argc, char** argv) {
+  shardlens::keep_freed_memory();
   std::string dir = argc > 1 ? argv[1] : "bench/models";
   std::string only = argc > 2 ? argv[2] : "";
   if (argc > 3 && std::string(argv[3]) == "loop-extract") {

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "cli_torch.h"
+#include "ir/heap.h"
 
 namespace {
 
@@ -42,6 +43,7 @@ const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  shardlens::keep_freed_memory();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
