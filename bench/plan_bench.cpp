@@ -147,8 +147,8 @@ int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "bench/models";
   std::string only = argc > 2 ? argv[2] : "";
   if (argc > 3 && std::string(argv[3]) == "loop-extract") {
-    // For profilers: re-extract and trace FILE (argv[2]) after edits that toggle one character,
-    // as the language server does per keystroke in a forward() (argv[4]: the text to toggle).
+    // For profilers: re-extract and trace FILE (argv[2]) after edits that append " * 1" to the
+    // text argv[4] and take it away again, as the language server does per keystroke in a forward().
     std::string file = argv[2];
     std::string from = argc > 4 ? argv[4] : "F.silu(self.w1(x))";
     std::string to = from + " * 1";
