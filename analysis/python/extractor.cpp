@@ -560,10 +560,12 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     if (options.trace_forward) {
       auto t3 = Clock::now();
       ForwardTracer tracer(interp, result.model, walk);
+      tracer.set_replay(options.replay_identical_calls);
       interp.set_tracer(&tracer);
       tracer.trace(root, options.workload);
       interp.set_tracer(nullptr);
       result.stats.trace_ms = ms(t3);
+      result.stats.calls_replayed = tracer.calls_replayed();
     }
   }
   // Report what could not be resolved while building the chosen model, and every syntax error.

@@ -22,6 +22,9 @@ struct ExtractOptions {
   std::string module_name = "__main__";  // what `__name__` is while the script executes
   bool trace_forward = false;  // also trace forward() into ModelIR::dataflow (the planner needs it)
   TraceWorkload workload;
+  // Replay a module call from an earlier identical one instead of executing it again (see
+  // ForwardTracer); off only to check that replays change nothing.
+  bool replay_identical_calls = true;
   // When no statement's code changed since the last extraction with the same options (an edit in
   // a comment, or none), skip the work and return `unchanged` with an empty model: the caller
   // keeps what it has (the language server does; off by default so every call yields a model).
@@ -39,6 +42,7 @@ struct ExtractStats {
   double execute_ms = 0;  // abstract execution and root selection
   double ir_ms = 0;       // building the model IR
   double trace_ms = 0;    // tracing forward()
+  size_t calls_replayed = 0;  // module calls replayed from an identical earlier one while tracing
 };
 
 struct ExtractResult {

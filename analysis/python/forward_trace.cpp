@@ -101,6 +101,7 @@ const std::set<std::string> kSpatialNames = {"interpolate", "upsample", "pad", "
 ForwardTracer::ForwardTracer(Interpreter& interp, ir::ModelIR& model, const std::vector<NamedModule>& walk)
     : interp_(interp), model_(model) {
   for (size_t i = 0; i < walk.size(); ++i) module_index_[walk[i].module] = static_cast<int>(i);
+  for (auto& nm : walk) instance_of_module_.push_back(nm.module);
   auto params = named_tensors(walk, false);
   for (size_t i = 0; i < params.size(); ++i) parameter_index_[params[i].tensor.get()] = static_cast<int>(i);
   auto buffers = named_tensors(walk, true);
@@ -114,6 +115,7 @@ int ForwardTracer::id_of(const std::shared_ptr<TensorObj>& t) {
 }
 
 int ForwardTracer::new_version(const std::shared_ptr<TensorObj>& t) {
+  if (version_.count(t.get())) mutated(t.get());  // a new version of a tensor seen before: changed in place
   ir::TensorInfo info;
   info.shape_known = t->shape.has_value();
   if (t->shape) info.shape = *t->shape;
@@ -122,6 +124,7 @@ int ForwardTracer::new_version(const std::shared_ptr<TensorObj>& t) {
   if (auto b = buffer_index_.find(t.get()); b != buffer_index_.end()) info.buffer = b->second;
   int id = static_cast<int>(flow_->tensors.size());
   flow_->tensors.push_back(std::move(info));
+  object_of_id_.push_back(t.get());
   version_[t.get()] = id;
   keep_alive_.push_back(t);
   return id;
@@ -649,15 +652,42 @@ Value ForwardTracer::module_call(Interpreter& in, const Value& callee, CallArgs&
     call.span = site;
     flow_->ops.push_back(std::move(call));
   }
+  auto finish = [&](const Value& r) {
+    std::vector<Value> outs;
+    collect_tensors(r, outs);
+    auto& call = flow_->ops[at];
+    for (auto& v : outs) call.outputs.push_back(id_of(std::static_pointer_cast<TensorObj>(v.obj)));
+    call.end = static_cast<int>(flow_->ops.size());
+  };
+  // The root's own call runs once: only the calls inside it are looked up and kept.
+  bool memo = replay_ && !frames_.empty();
+  std::vector<const TensorObj*> arg_tensors;
+  uint64_t key = 0;
+  if (memo) key = call_key(*inst, index, args, arg_tensors, memo);
+  if (memo) {
+    Value r;
+    if (replay_call(key, *inst, arg_tensors, r)) {
+      finish(r);
+      return r;
+    }
+  }
+  const size_t first_tensor = flow_->tensors.size(), first_note = flow_->notes.size(), events = in.events().size();
+  frames_.push_back({Object::serials_issued(), reads_.size(), true, in.call_depth(), in.deepest_call()});
+  in.set_deepest_call(in.call_depth());
   module_stack_.push_back(index);
   Value bound = in.get_attribute(callee, "forward", site);
   Value r = in.call(bound, args, site);
   module_stack_.pop_back();
-  std::vector<Value> outs;
-  collect_tensors(r, outs);
-  auto& call = flow_->ops[at];
-  for (auto& v : outs) call.outputs.push_back(id_of(std::static_pointer_cast<TensorObj>(v.obj)));
-  call.end = static_cast<int>(flow_->ops.size());
+  const CallFrame frame = frames_.back();
+  frames_.pop_back();
+  const int depth_used = in.deepest_call() - frame.depth;
+  in.set_deepest_call(std::max(frame.outer_deepest, in.deepest_call()));
+  finish(r);
+  // A run that reached the call depth limit was cut short there: a replay elsewhere would not be.
+  if (memo && frame.pure && !in.exception_pending() && in.events().size() == events && frame.depth + depth_used < in.max_call_depth())
+    remember_call(key, *inst, frame, depth_used, at + 1, first_tensor, first_note, arg_tensors, r);
+  // Reads matter to the calls in progress only; under the root nothing is kept.
+  if (frames_.size() <= 1) reads_.clear();
   return r;
 }
 
@@ -1002,6 +1032,7 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
     Value r = same_shape(in, kScaleNames.count(name) ? OpKind::Scale : OpKind::Unary, name, x, extra, site);
     if (name.back() == '_' && method) {
       // In place: the receiver now holds the result.
+      mutated(x.as<TensorObj>());
       version_[x.as<TensorObj>()] = flow_->ops.back().outputs[0];
       return x;
     }
@@ -1235,6 +1266,7 @@ Value ForwardTracer::subscript(Interpreter& in, const Value& target, const Value
   else {
     // The piece is the result.
     flow_->tensors[op.outputs[0]].shape = *rs;
+    mutated(r.as<TensorObj>());
     version_[r.as<TensorObj>()] = op.outputs[0];
     keep_alive_.push_back(std::static_pointer_cast<TensorObj>(r.obj));
   }
@@ -1304,6 +1336,8 @@ std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t
 
 void ForwardTracer::run(const std::shared_ptr<InstanceObj>& root, std::vector<Placeholder>& inputs) {
   version_.clear();
+  object_of_id_.clear();
+  reset_memo();
   keep_alive_.clear();
   true_fraction_.clear();
   index_range_.clear();

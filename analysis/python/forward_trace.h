@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/dataflow.h"
@@ -25,6 +26,7 @@ struct TraceWorkload {
 class ForwardTracer {
  public:
   ForwardTracer(Interpreter& interp, ir::ModelIR& model, const std::vector<NamedModule>& walk);
+  ~ForwardTracer();
 
   // Runs root.forward on inputs whose shapes are inferred from their first use; fills model.dataflow.
   void trace(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload);
@@ -37,7 +39,49 @@ class ForwardTracer {
   Value subscript(Interpreter& in, const Value& target, const Value& index, const ir::Span& site);
   void set_item(Interpreter& in, const Value& target, const Value& index, const Value& value, const ir::Span& site);
 
+  // A call of a module whose forward() already ran on equal inputs, with the same attribute values
+  // where the first run read them and nothing changed in between, is replayed from the first run's
+  // ops instead of being executed again: identical blocks are traced once (forward_trace_memo.cpp).
+  // The interpreter reports, while tracing, what such a replay must respect:
+  void mutated(const Object* object);  // an object's state changes (attribute, item, in place)
+  void untracked_state();              // a change or read the memo cannot follow (a global, __dict__)
+  void attribute_read(const InstanceObj& instance, const std::string& name);
+  void closure_read(uint64_t scope_serial);  // a name found in an enclosing function's scope
+  void native_called(const NativeObj& fn, const CallArgs& args);
+  void set_replay(bool on) { replay_ = on; }
+  size_t calls_replayed() const { return calls_replayed_; }
+
  private:
+  struct Subtree;
+  struct MemoEntry;
+  // Runs kept per call key: further runs with the same key differ in some attribute they read (a
+  // layer index, a per-layer window), and keeping each would copy every block's ops for nothing.
+  static constexpr size_t kMaxRunsPerKey = 4;
+  struct CallFrame {
+    uint64_t first_serial = 0;  // objects with this serial or later were made during the call
+    size_t first_read = 0;      // its reads in reads_
+    bool pure = true;           // changed nothing that existed before the call
+    int depth = 0;              // the interpreter's call depth when it began
+    int outer_deepest = 0;      // the deepest call seen before it, restored after it
+  };
+  struct Read {
+    const InstanceObj* target = nullptr;
+    std::string name;
+    uint64_t hash = 0;                      // of the value found (identity for objects)
+    const Object* value_object = nullptr;   // the value, when it is an object
+  };
+  uint64_t call_key(const InstanceObj& inst, int index, const CallArgs& args, std::vector<const TensorObj*>& arg_tensors,
+                    bool& usable) const;
+  void log_read(const InstanceObj& instance, const std::string& name);
+  bool replay_call(uint64_t key, const InstanceObj& inst, const std::vector<const TensorObj*>& arg_tensors, Value& result);
+  void remember_call(uint64_t key, const InstanceObj& inst, const CallFrame& frame, int depth_used, size_t first_op,
+                     size_t first_tensor, size_t first_note, const std::vector<const TensorObj*>& arg_tensors, const Value& result);
+  void reset_memo();
+  std::shared_ptr<MemoEntry> make_entry(const InstanceObj& inst, const CallFrame& frame, size_t first_op, size_t first_tensor,
+                                        size_t first_note, const std::vector<const TensorObj*>& arg_tensors, const Value& result);
+  bool replay(const MemoEntry& entry, const InstanceObj& inst, const std::vector<const TensorObj*>& arg_tensors,
+              Value& result);
+
   struct Placeholder {
     std::string name;
     std::shared_ptr<TensorObj> tensor;
@@ -75,14 +119,24 @@ class ForwardTracer {
   ir::ModelIR& model_;
   TraceWorkload workload_;
   std::unordered_map<const InstanceObj*, int> module_index_;
+  std::vector<const InstanceObj*> instance_of_module_;  // module_index_ inverted
   std::unordered_map<const TensorObj*, int> parameter_index_, buffer_index_;
   std::unordered_map<const TensorObj*, int> version_;         // current value id of a tensor object
   std::vector<std::shared_ptr<TensorObj>> keep_alive_;        // so that object addresses stay unique
+  std::vector<const TensorObj*> object_of_id_;               // per tensor id: the object it is a version of
   std::unordered_map<int, double> true_fraction_;             // bool masks: expected share of true
   std::unordered_map<int, int64_t> index_range_;              // index tensors: values lie in [0, n)
   std::vector<int> module_stack_;
   ir::Dataflow* flow_ = nullptr;
   int depth_ = 0;
+  // Memo of module calls.
+  bool replay_ = true;
+  std::vector<CallFrame> frames_;
+  std::vector<Read> reads_;
+  uint64_t epoch_ = 0;  // advances whenever something that existed before the innermost call changes
+  std::unordered_map<uint64_t, std::vector<std::shared_ptr<const MemoEntry>>> memo_;  // shared: the type is complete only in forward_trace_memo.cpp
+  std::unordered_set<uint64_t> seen_once_;  // call keys run once, not kept yet
+  size_t calls_replayed_ = 0;
 };
 
 }  // namespace shardlens::python

@@ -13,7 +13,7 @@ constexpr const char* kBudget = "__analysis_budget__";
 
 struct CallDepth {
   int& depth;
-  explicit CallDepth(int& d) : depth(d) { ++depth; }
+  CallDepth(int& d, int& deepest) : depth(d) { deepest = std::max(deepest, ++depth); }
   ~CallDepth() { --depth; }
 };
 
@@ -330,12 +330,14 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
       Value rhs = eval(*s.value, frame);
       if (pending_) return Flow::Raise;
       if (auto* l = current.as<ListObj>(); l && s.op == "+") {  // list += iterable extends in place
+        if (tracer_) tracer_->mutated(l);
         if (auto items = iterate(rhs, span())) {
           l->items.insert(l->items.end(), items->begin(), items->end());
           return done();
         }
       }
       if (auto* d = current.as<DictObj>(); d && s.op == "|") {
+        if (tracer_) tracer_->mutated(d);
         if (auto* r = rhs.as<DictObj>()) {
           for (auto& kv : r->entries) d->set(kv.first, kv.second);
           return done();
@@ -522,6 +524,7 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
         } else if (t->kind == ExprKind::Subscript) {
           Value obj = eval(*t->items[0], frame);
           Value key = eval(*t->items[1], frame);
+          if (tracer_ && (obj.as<DictObj>() || obj.as<ListObj>())) tracer_->mutated(obj.obj.get());
           if (auto* inst = obj.as<InstanceObj>()) {
             bool found = false;
             Value delitem = class_attribute(inst->cls, &obj, "__delitem__", 0, absolute(t->span, frame.unit), found);
@@ -614,7 +617,9 @@ void Interpreter::import_module(const Stmt& s, Frame& frame) {
 Value Interpreter::lookup_name(const std::string& name, Frame& frame, const ir::Span& site) {
   for (Scope* s = frame.scope.get(); s; s = s->parent.get()) {
     auto it = s->vars.find(name);
-    if (it != s->vars.end()) return it->second;
+    if (it == s->vars.end()) continue;
+    if (tracer_ && s != frame.scope.get()) tracer_->closure_read(s->serial);
+    return it->second;
   }
   auto it = globals_->vars.find(name);
   if (it != globals_->vars.end()) return it->second;
@@ -634,6 +639,7 @@ void Interpreter::bind_name(const std::string& name, Value value, Frame& frame) 
         break;
       }
   if (target == globals_.get() && !target->vars.count(name)) global_order_.push_back(name);
+  if (tracer_ && target != frame.scope.get()) tracer_->untracked_state();
   target->vars[name] = std::move(value);
 }
 
@@ -649,6 +655,7 @@ void Interpreter::assign(const Expr& target, Value value, Frame& frame) {
     case ExprKind::Subscript: {
       Value obj = eval(*target.items[0], frame);
       Value key = eval(*target.items[1], frame);
+      if (tracer_ && (obj.as<DictObj>() || obj.as<ListObj>())) tracer_->mutated(obj.obj.get());
       if (auto* d = obj.as<DictObj>()) {
         d->set(key, std::move(value));
       } else if (auto* l = obj.as<ListObj>()) {
@@ -1062,8 +1069,11 @@ Value Interpreter::call(const Value& callee, CallArgs args, const ir::Span& site
     }
     case ObjKind::Native: {
       auto* n = static_cast<NativeObj*>(callee.obj.get());
-      CallDepth depth(call_depth_);
-      if (tracer_) return tracer_->native(*this, *n, args, site);
+      CallDepth depth(call_depth_, deepest_call_);
+      if (tracer_) {
+        tracer_->native_called(*n, args);
+        return tracer_->native(*this, *n, args, site);
+      }
       return n->fn(*this, n->self, args, site);
     }
     case ObjKind::Class: {
@@ -1093,7 +1103,7 @@ Value Interpreter::call(const Value& callee, CallArgs args, const ir::Span& site
       if (found && !(inst->module && c.as<NativeObj>())) return call(c, std::move(args), site);
       if (inst->module && tracer_) {
         if (call_depth_ >= limits_.max_call_depth) return unknown("call depth limit reached in forward()", site);
-        CallDepth depth(call_depth_);
+        CallDepth depth(call_depth_, deepest_call_);
         return tracer_->module_call(*this, callee, args, site);
       }
       if (inst->module) {
@@ -1111,7 +1121,7 @@ Value Interpreter::call(const Value& callee, CallArgs args, const ir::Span& site
 Value Interpreter::call_function(FunctionObj& fn, CallArgs args, const ir::Span& site, const Value* bound_self) {
   if (call_depth_ >= limits_.max_call_depth)
     return unknown("call depth limit reached (recursion?) in " + fn.qualname, site);
-  CallDepth depth(call_depth_);
+  CallDepth depth(call_depth_, deepest_call_);
   if (bound_self) args.positional.insert(args.positional.begin(), *bound_self);
   const FunctionDef& def = *fn.def;
 
@@ -1305,13 +1315,17 @@ Value Interpreter::module_get(InstanceObj& m, const std::string& name, bool& fou
 Value Interpreter::instance_attribute(const Value& object, const std::string& name, const ir::Span& site) {
   auto* inst = static_cast<InstanceObj*>(object.obj.get());
   if (name == "__class__") return Value::object(inst->cls);
-  if (name == "__dict__") return Value::object(inst->dict);
+  if (name == "__dict__") {
+    if (tracer_) tracer_->untracked_state();  // reads and writes through it are not seen one by one
+    return Value::object(inst->dict);
+  }
   // Data descriptors (properties) first, then the instance dict, then the class, then
   // nn.Module's registries (its __getattr__).
   if (const Value* p = inst->cls->lookup(name); p && p->kind == Value::Kind::Obj && p->obj->kind == ObjKind::Property) {
     bool found = false;
     return class_attribute(inst->cls, &object, name, 0, site, found);
   }
+  if (tracer_) tracer_->attribute_read(*inst, name);
   if (Value* v = inst->find_attribute(name)) return *v;
   if (inst->module) {
     bool found = false;
@@ -1514,6 +1528,7 @@ void Interpreter::module_set(InstanceObj& m, const std::string& name, Value valu
 void Interpreter::delete_attribute(const Value& object, const std::string& name, const ir::Span& site) {
   auto* inst = object.as<InstanceObj>();
   if (!inst) return;
+  if (tracer_) tracer_->mutated(inst);
   if (!inst->find_attribute(name) && !(inst->module && (ModuleData::find(inst->module->parameters, name) ||
                                                         ModuleData::find(inst->module->buffers, name) ||
                                                         ModuleData::find(inst->module->modules, name)))) {
@@ -1547,6 +1562,7 @@ void Interpreter::set_attribute(const Value& object, const std::string& name, Va
 
 void Interpreter::generic_set_attribute(const Value& object, const std::string& name, Value value, const ir::Span& site) {
   if (object.is_unknown()) return;
+  if (tracer_ && object.kind == Value::Kind::Obj) tracer_->mutated(object.obj.get());
   if (auto* inst = object.as<InstanceObj>()) {
     if (const Value* p = inst->cls->lookup(name); p && p->kind == Value::Kind::Obj && p->obj->kind == ObjKind::Property) {
       const Value& setter = static_cast<WrapperObj*>(p->obj.get())->setter;
@@ -1855,6 +1871,7 @@ Value Interpreter::eval_subscript(const Value& target, const Value& index, const
     if (const Value* v = d->find(index)) return *v;
     if (d->default_factory) {
       Value made = call(*d->default_factory, CallArgs{}, site);
+      if (tracer_) tracer_->mutated(d);
       d->set(index, made);
       return made;
     }

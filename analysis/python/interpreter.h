@@ -137,6 +137,11 @@ class Interpreter {
   ir::Span absolute(const RelSpan& span, const Unit* unit) const;
   // While set, forward() runs and tensor operations are recorded (forward_trace.h).
   void set_tracer(ForwardTracer* tracer) { tracer_ = tracer; }
+  // Call depth, against the limit (the tracer replays a call only where running it would not hit it).
+  int call_depth() const { return call_depth_; }
+  int max_call_depth() const { return limits_.max_call_depth; }
+  int deepest_call() const { return deepest_call_; }
+  void set_deepest_call(int depth) { deepest_call_ = depth; }
   const Unit* current_unit() const { return frame_ ? frame_->unit : nullptr; }
 
  private:
@@ -203,6 +208,7 @@ class Interpreter {
   size_t definitions_reused_ = 0;
   uint64_t id_counter_ = 0;
   int call_depth_ = 0;
+  int deepest_call_ = 0;  // the largest call_depth_ reached since set_deepest_call()
   bool budget_exhausted_ = false;
 };
 

@@ -1,10 +1,18 @@
 #include "python/values.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 
 namespace shardlens::python {
+
+namespace {
+std::atomic<uint64_t> object_serials{1};
+}  // namespace
+
+uint64_t Object::next_serial() { return object_serials.fetch_add(1, std::memory_order_relaxed); }
+uint64_t Object::serials_issued() { return object_serials.load(std::memory_order_relaxed); }
 
 const Value* DictObj::find(const Value& key) const {
   auto it = index.find(key_of(key));

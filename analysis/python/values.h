@@ -65,9 +65,20 @@ enum class ObjKind : uint8_t {
 };
 
 struct Object : std::enable_shared_from_this<Object> {
-  explicit Object(ObjKind k) : kind(k) {}
+  explicit Object(ObjKind k) : kind(k), serial(next_serial()) {}
+  // A copy is a new object: it gets its own serial (and keeps it when assigned to).
+  Object(const Object& o) : std::enable_shared_from_this<Object>(o), kind(o.kind), serial(next_serial()) {}
+  Object& operator=(const Object& o) {
+    kind = o.kind;
+    return *this;
+  }
   virtual ~Object() = default;
   ObjKind kind;
+  // Creation order, process-wide: whether an object was made inside a forward() call or existed
+  // before it (the tracer's memo of module calls needs to know what a call may have changed).
+  uint64_t serial;
+  static uint64_t next_serial();
+  static uint64_t serials_issued();  // the serial the next object will get
 };
 
 template <class T> T* Value::as() const {
@@ -293,6 +304,7 @@ struct Scope {
   Scope* globals = nullptr;
   std::vector<std::string> global_names;    // names declared `global` here
   std::vector<std::string> nonlocal_names;  // names declared `nonlocal` here
+  uint64_t serial = Object::next_serial();  // creation order, as Object::serial
 };
 
 // Helpers shared by the interpreter and the natives.

@@ -1,8 +1,11 @@
 #pragma once
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -23,6 +26,16 @@ inline std::string fixture(const std::string& name) {
 
 inline std::string model_script(const std::string& name) {
   return read_text(std::string(SHARDLENS_SOURCE_DIR) + "/tests/models/" + name);
+}
+
+// Every model script the project has: tests/models, ../shared/fixtures and bench/models.
+inline std::vector<std::filesystem::path> all_model_scripts() {
+  std::vector<std::filesystem::path> out;
+  for (const char* dir : {"/tests/models", "/../shared/fixtures", "/bench/models"})
+    for (auto& entry : std::filesystem::directory_iterator(std::string(SHARDLENS_SOURCE_DIR) + dir))
+      if (entry.path().extension() == ".py") out.push_back(entry.path());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 // The position of the first occurrence of `needle` (0-based row and byte column).

@@ -32,15 +32,6 @@ std::vector<std::string> statements(const SourceDocument& doc) {
   return out;
 }
 
-std::vector<std::filesystem::path> model_scripts() {
-  std::vector<std::filesystem::path> out;
-  for (const char* dir : {"/tests/models", "/../shared/fixtures", "/bench/models"})
-    for (auto& entry : std::filesystem::directory_iterator(std::string(SHARDLENS_SOURCE_DIR) + dir))
-      if (entry.path().extension() == ".py") out.push_back(entry.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("cut points fall before top-level definitions, never inside strings, brackets or decorations") {
@@ -69,7 +60,7 @@ TEST_CASE("cut points fall before top-level definitions, never inside strings, b
 
 TEST_CASE("every model script parses in pieces exactly as in one piece") {
   size_t cut_scripts = 0;
-  for (auto& path : model_scripts()) {
+  for (auto& path : test::all_model_scripts()) {
     std::string text = test::read_text(path.string());
     SourceDocument whole(text, ParsePieces{1, 0});
     for (unsigned pieces : {2u, 3u, 5u, 8u}) {
@@ -143,7 +134,7 @@ TEST_CASE("an extraction does not depend on how the text was cut") {
   // The parse itself is compared on every script above; extraction on a sample of them (all of
   // them take minutes under the sanitizers).
   std::vector<std::filesystem::path> sample;
-  auto all = model_scripts();
+  auto all = test::all_model_scripts();
   for (size_t i = 0; i < all.size(); ++i)
     if (i % 6 == 0 || all[i].filename() == "lsp_bench_model.py") sample.push_back(all[i]);
   for (auto& path : sample) {
