@@ -177,27 +177,33 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc > 3 && std::string(argv[3]) == "loop") {
-    // For profilers: extract once, then re-plan with a warm memo many times.
-    std::string text = read(dir + (only == "moe" ? "/moe_61.py" : "/dense_405b.py"));
+    // For profilers: extract once, then re-plan with a warm memo many times. NAME is dense, moe or
+    // a script (planned on 1x8, the language server's default mesh).
+    bool script = only.size() > 3 && only.compare(only.size() - 3, 3, ".py") == 0;
+    std::string text = read(script ? only : dir + (only == "moe" ? "/moe_61.py" : "/dense_405b.py"));
     python::ModelExtractor extractor(text, "model.py");
     python::ExtractOptions extract;
     extract.trace_forward = true;
     auto r = extractor.extract(extract);
     plan::PlanOptions options;
     options.meshes = bench_meshes();
-    // `edit`: what an editor does per keystroke: a one-class edit, re-extract, re-plan without
-    // alternatives (only the planning is worth profiling).
+    if (script) options.meshes = {*plan::parse_mesh("1x8", r.error)};
+    // `edit [FROM TO]`: what an editor does per keystroke: a one-class edit (FROM becomes TO and
+    // back), re-extract, re-plan without alternatives (only the planning is worth profiling).
     bool edit = argc > 4 && std::string(argv[4]) == "edit";
+    const std::string edit_from = argc > 6 ? argv[5] : "F.silu(self.w1(x))";
+    const std::string edit_to = argc > 6 ? argv[6] : "F.gelu(self.w1(x))";
     options.alternatives = !edit;
     plan::Planner planner;
     planner.plan(r.model, options);
     python::ExtractResult edited[2];
     if (edit) {
       for (int k = 0; k < 2; ++k) {
-        const std::string from = k ? "F.gelu(self.w1(x))" : "F.silu(self.w1(x))";
-        const std::string to = k ? "F.silu(self.w1(x))" : "F.gelu(self.w1(x))";
+        const std::string& from = k ? edit_to : edit_from;
+        const std::string& to = k ? edit_from : edit_to;
         std::string cur = extractor.document().text();
         size_t at = cur.find(from);
+        if (at == std::string::npos) return 1;
         python::TextPosition p;
         for (size_t c = 0; c < at; ++c) {
           if (cur[c] == '\n') { ++p.row; p.column = 0; } else { ++p.column; }
@@ -206,7 +212,12 @@ int main(int argc, char** argv) {
         edited[k] = extractor.extract(extract);
       }
     }
-    for (int i = 0; i < 30; ++i) planner.plan(edit ? edited[i % 2].model : r.model, options);
+    auto t = Clock::now();
+    for (int i = 0; i < 30; ++i) {
+      if (edit) planner.new_generation();  // as the language server does per version
+      planner.plan(edit ? edited[i % 2].model : r.model, options);
+    }
+    std::printf("re-plan: %.2f ms (mean of 30)\n", ms_since(t) / 30);
     return 0;
   }
   if (only == "dense" || only.empty())

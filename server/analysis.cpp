@@ -101,6 +101,15 @@ bool fresh_export(const std::string& script, const std::string& text, const std:
   return disk == text;
 }
 
+// Planner diagnostics point at the config value that sets a size: found in this analysis' text.
+void locate_in_text(DocumentAnalysis& a) {
+  const std::string* script = &a.text;
+  a.options.locate = [script](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
+    ir::Span s = python::locate_value(*script, keys, value);
+    return s.valid() ? s : fallback;
+  };
+}
+
 }  // namespace
 
 std::string export_path_for(const std::string& script_path) {
@@ -207,16 +216,16 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, c
     a->error = result.error;
     a->findings.push_back({"no-model", "information", "shardlens: " + result.error, 0, 0, std::nullopt, ""});
   } else {
-    const std::string* script = &a->text;
-    a->options.locate = [script](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
-      ir::Span s = python::locate_value(*script, keys, value);
-      return s.valid() ? s : fallback;
-    };
+    locate_in_text(*a);
     if (reuse) {
       a->plan = last_->plan;  // its names point into the shared model
+      a->complete = last_->complete;
     } else {
       planner_.new_generation();  // what this version does not use goes at the next one
-      a->plan = planner_.plan(a->model(), a->options);
+      plan::PlanOptions quick = a->options;
+      quick.alternatives = false;
+      a->plan = planner_.plan(a->model(), quick);
+      a->complete = !a->options.alternatives || !a->plan.ok;
     }
     if (!a->plan.ok) a->findings.push_back({"plan-failed", "warning", "shardlens could not plan: " + a->plan.error, 0, 0, std::nullopt, ""});
   }
@@ -224,6 +233,19 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, c
   find_annotations(*a, extractor_->document().roots());
   if (a->plan.ok) check_annotations(*a, *this);
   return done();
+}
+
+std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::complete(const std::shared_ptr<const DocumentAnalysis>& quick) {
+  if (!quick || quick->complete) return nullptr;
+  auto a = std::make_shared<DocumentAnalysis>(*quick);
+  locate_in_text(*a);
+  a->complete = true;
+  // The same plan, now with the alternatives: the memo answers everything else.
+  auto full = planner_.plan(a->model(), a->options);
+  if (full.ok && full.meshes.size() == a->plan.meshes.size())
+    for (size_t i = 0; i < full.meshes.size(); ++i) a->plan.meshes[i].alternatives = std::move(full.meshes[i].alternatives);
+  if (last_ == quick) last_ = a;
+  return a;
 }
 
 std::optional<plan::PlanResult> DocumentAnalyzer::plan_with_pins(const DocumentAnalysis& analysis,

@@ -67,6 +67,9 @@ struct DocumentAnalysis {
   ScriptMesh script_mesh;
   std::vector<Finding> findings;
   double analysis_ms = 0;
+  // false: the plan has no rejected alternatives yet. Diagnostics do not need them, so an analysis
+  // is published without them and completed right after (DocumentAnalyzer::complete).
+  bool complete = true;
   size_t line_offset(uint32_t line_1based) const;       // byte offset of a 1-based line's start
   size_t offset_of(const ir::Span& span, bool end) const;  // span position → byte offset
   std::vector<size_t> line_starts;
@@ -82,6 +85,9 @@ class DocumentAnalyzer {
   // from `text` when they do not, or when `reset`).
   std::shared_ptr<const DocumentAnalysis> analyze(int version, const std::string& path, const std::string& text,
                                                   const std::vector<ByteEdit>& edits, bool reset, const Settings& settings);
+  // The analysis with its plan's rejected alternatives (for hovers), when it lacks them; it replaces
+  // `quick` for later edits that change no code.
+  std::shared_ptr<const DocumentAnalysis> complete(const std::shared_ptr<const DocumentAnalysis>& quick);
   // A plan of the same model with some parameters pinned (for the cost of an annotation).
   std::optional<plan::PlanResult> plan_with_pins(const DocumentAnalysis& analysis,
                                                  const std::map<std::string, std::string>& pins);

@@ -179,6 +179,25 @@ class Worker {
         result = a;
       }
       out_.push(AnalysisDone{uri, result});
+      // Diagnostics are on their way; the alternatives hovers show come next, unless a newer
+      // version is waiting (its own analysis will be completed instead).
+      if (result && !result->complete) {
+        bool newer = false;
+        {
+          std::lock_guard lock(mutex_);
+          newer = jobs_.count(uri) > 0;
+        }
+        if (newer) continue;
+        std::shared_ptr<const DocumentAnalysis> full;
+        try {
+          full = analyzer->complete(result);
+        } catch (const std::exception& e) {
+          auto copy = std::make_shared<DocumentAnalysis>(*result);
+          copy->complete = true;  // without alternatives rather than never
+          full = copy;
+        }
+        if (full) out_.push(AnalysisDone{uri, full});
+      }
     }
   }
 
@@ -496,6 +515,8 @@ class Server {
   bool current(const Document& doc) const {
     return doc.analysis && doc.analysis->version == doc.version && doc.analysis->settings == doc.wanted_settings;
   }
+  // Requests wait for the completed analysis (hovers list the rejected alternatives).
+  bool answerable(const Document& doc) const { return current(doc) && doc.analysis->complete; }
 
   // pyproject.toml below the client's settings, per document directory (cached by path + mtime).
   Settings effective_settings(const Document& doc) {
@@ -695,14 +716,29 @@ class Server {
       doc.analysis = analysis;
     }
     if (!current(doc)) return;  // stale: a newer job is coming
+    // The completion of an analysis already published: its diagnostics are the same.
+    bool completion = previous && previous->version == analysis->version && !previous->complete && analysis->complete &&
+                      previous->settings == analysis->settings;
+    if (completion) {
+      auto parked = std::move(doc.parked);
+      doc.parked.clear();
+      for (auto& p : parked) answer(doc, p);
+      worker_.submit_task([old = std::move(previous)]() mutable -> std::function<void()> {
+        old.reset();
+        return {};
+      });
+      return;
+    }
     if (doc.submitted_version == doc.version && !doc.due) end_progress(doc);
     log(1, "analysed " + uri + " v" + std::to_string(analysis->version) + " in " + std::to_string(analysis->analysis_ms) + " ms");
     json params = {{"uri", uri}, {"diagnostics", diagnostics_json(*analysis, encoding_)}};
     params["version"] = analysis->version;
     notify("textDocument/publishDiagnostics", params);
-    auto parked = std::move(doc.parked);
-    doc.parked.clear();
-    for (auto& p : parked) answer(doc, p);
+    if (analysis->complete) {
+      auto parked = std::move(doc.parked);
+      doc.parked.clear();
+      for (auto& p : parked) answer(doc, p);
+    }
     if (previous) worker_.submit_task([old = std::move(previous)]() mutable -> std::function<void()> {
         old.reset();
         return {};
@@ -711,7 +747,7 @@ class Server {
 
   // ---- requests on analysed documents ---------------------------------------------------------
   void answer_or_park(Document& doc, ParkedRequest request) {
-    if (current(doc)) return answer(doc, request);
+    if (answerable(doc)) return answer(doc, request);
     doc.parked.push_back(std::move(request));
     if (doc.submitted_version != doc.version) schedule(doc, 0);
   }

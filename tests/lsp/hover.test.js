@@ -143,3 +143,21 @@ test('mistral_7b.py and moe.py: hovers on every layer assignment answer without 
     }
   });
 });
+
+// Diagnostics go out before the plan's rejected alternatives are computed; a hover sent right
+// after an edit waits for them, and describes the edited text.
+test('a hover right after a code edit lists the rejected alternatives of the new plan', async () => {
+  await withSession({ initializationOptions: { meshes: ['1x8'] } }, async (s) => {
+    const doc = await s.open(fixture('gpt.py'));
+    await s.diagnostics(doc, () => true, { since: 0 });
+    const collectives = (md) => Number((md.match(/(\d+) collectives/) || [])[1]);
+    let md = markdown(await s.hover(doc, at(doc, 'model = GPT(GPTConfig())', 2)), 'model instantiation');
+    assert.match(md, /Rejected/, `the model's hover lists rejected alternatives:\n${md}`);
+    const before = collectives(md);
+    assert.ok(before > 0, `the model's hover counts its collectives:\n${md}`);
+    await s.replace(doc, 'n_layer: int = 24', 'n_layer: int = 12');
+    md = markdown(await s.hover(doc, at(doc, 'model = GPT(GPTConfig())', 2)), 'model instantiation after the edit');
+    assert.match(md, /Rejected/, `after the edit, the hover still lists rejected alternatives:\n${md}`);
+    assert.ok(collectives(md) < before, `the hover describes the edited model (12 layers, fewer collectives than ${before}):\n${md}`);
+  });
+});
