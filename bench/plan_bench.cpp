@@ -45,6 +45,20 @@ std::vector<plan::Mesh> bench_meshes() {
   return out;
 }
 
+// Replaces the first occurrence of `from` (on one line) with `to` through an incremental edit;
+// false when the text has no `from`.
+bool replace_first(python::ModelExtractor& extractor, const std::string& from, const std::string& to) {
+  const std::string& text = extractor.document().text();
+  size_t at = text.find(from);
+  if (at == std::string::npos) return false;
+  python::TextPosition p;
+  for (size_t k = 0; k < at; ++k) {
+    if (text[k] == '\n') { ++p.row; p.column = 0; } else { ++p.column; }
+  }
+  extractor.apply_edit({p, {p.row, p.column + static_cast<uint32_t>(from.size())}, to});
+  return true;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -88,16 +102,7 @@ void run(const std::string& name, const std::string& path, const std::string& ed
   std::vector<double> replan, replan_editor, reextract;
   bool toggled = false;
   for (int i = 0; i < 5; ++i) {
-    std::string cur = extractor.document().text();
-    const std::string& from = toggled ? edit_to : edit_from;
-    const std::string& to = toggled ? edit_from : edit_to;
-    size_t at = cur.find(from);
-    if (at == std::string::npos) break;
-    python::TextPosition p;
-    for (size_t k = 0; k < at; ++k) {
-      if (cur[k] == '\n') { ++p.row; p.column = 0; } else { ++p.column; }
-    }
-    extractor.apply_edit({p, {p.row, p.column + static_cast<uint32_t>(from.size())}, to});
+    if (!replace_first(extractor, toggled ? edit_to : edit_from, toggled ? edit_from : edit_to)) break;
     toggled = !toggled;
     auto t1 = Clock::now();
     auto edited = extractor.extract(extract);
@@ -159,16 +164,7 @@ int main(int argc, char** argv) {
     double trace_ms = 0;
     size_t replayed = 0;
     for (int i = 0; i < 100; ++i) {
-      const std::string& a = i % 2 ? to : from;
-      const std::string& b = i % 2 ? from : to;
-      std::string cur = extractor.document().text();
-      size_t at = cur.find(a);
-      if (at == std::string::npos) return 1;
-      python::TextPosition p;
-      for (size_t c = 0; c < at; ++c) {
-        if (cur[c] == '\n') { ++p.row; p.column = 0; } else { ++p.column; }
-      }
-      extractor.apply_edit({p, {p.row, p.column + static_cast<uint32_t>(a.size())}, b});
+      if (!replace_first(extractor, i % 2 ? to : from, i % 2 ? from : to)) return 1;
       auto r = extractor.extract(extract);
       trace_ms += r.stats.trace_ms;
       replayed += r.stats.calls_replayed;
@@ -199,16 +195,7 @@ int main(int argc, char** argv) {
     python::ExtractResult edited[2];
     if (edit) {
       for (int k = 0; k < 2; ++k) {
-        const std::string& from = k ? edit_to : edit_from;
-        const std::string& to = k ? edit_from : edit_to;
-        std::string cur = extractor.document().text();
-        size_t at = cur.find(from);
-        if (at == std::string::npos) return 1;
-        python::TextPosition p;
-        for (size_t c = 0; c < at; ++c) {
-          if (cur[c] == '\n') { ++p.row; p.column = 0; } else { ++p.column; }
-        }
-        extractor.apply_edit({p, {p.row, p.column + static_cast<uint32_t>(from.size())}, to});
+        if (!replace_first(extractor, k ? edit_to : edit_from, k ? edit_from : edit_to)) return 1;
         edited[k] = extractor.extract(extract);
       }
     }

@@ -77,6 +77,15 @@ const char* kHeader =
     "    def forward(self, x):\n"
     "        return self.down(F.gelu(self.up(x)))\n\n";
 
+// A model of `n` Blocks(d=16) whose forward() is `forward` (indented as a method body).
+std::string stack_of(int n, const std::string& forward) {
+  return "class Model(nn.Module):\n"
+         "    def __init__(self, d=16):\n"
+         "        super().__init__()\n"
+         "        self.blocks = nn.ModuleList([Block(d) for _ in range(" + std::to_string(n) + ")])\n"
+         "    def forward(self, x):\n" + forward + "\nmodel = Model()\n";
+}
+
 }  // namespace
 
 TEST_CASE("replayed module calls leave the dataflow that executing them leaves, on every model script") {
@@ -157,16 +166,12 @@ TEST_CASE("calls that change state outside themselves are executed every time") 
                        "        seen.append(x)\n"
                        "        if len(seen) > 2:\n"
                        "            x = x * 3\n"
-                       "        return self.mlp(x)\n\n"
-                       "class Model(nn.Module):\n"
-                       "    def __init__(self, d=16):\n"
-                       "        super().__init__()\n"
-                       "        self.blocks = nn.ModuleList([Block(d) for _ in range(4)])\n"
-                       "    def forward(self, x):\n"
+                       "        return self.mlp(x)\n\n" +
+                       stack_of(4,
                        "        seen = []\n"
                        "        for b in self.blocks:\n"
                        "            x = b(x, seen)\n"
-                       "        return x\n\nmodel = Model()\n";
+                       "        return x\n");
     same_with_replays(text);
   }
   SECTION("a cache object updated per layer") {
@@ -210,15 +215,11 @@ TEST_CASE("calls that change state outside themselves are executed every time") 
                        "        CALLS += 1\n"
                        "        if CALLS > 2:\n"
                        "            x = x * 3\n"
-                       "        return self.mlp(x)\n\n"
-                       "class Model(nn.Module):\n"
-                       "    def __init__(self, d=16):\n"
-                       "        super().__init__()\n"
-                       "        self.blocks = nn.ModuleList([Block(d) for _ in range(4)])\n"
-                       "    def forward(self, x):\n"
+                       "        return self.mlp(x)\n\n" +
+                       stack_of(4,
                        "        for b in self.blocks:\n"
                        "            x = b(x)\n"
-                       "        return x\n\nmodel = Model()\n";
+                       "        return x\n");
     same_with_replays(text);
   }
   SECTION("a shared config changed between the layers' calls") {
@@ -253,12 +254,8 @@ TEST_CASE("calls that change state outside themselves are executed every time") 
                        "        super().__init__()\n"
                        "        self.mlp = MLP(d)\n"
                        "    def forward(self, x, f):\n"
-                       "        return f(self.mlp(x))\n\n"
-                       "class Model(nn.Module):\n"
-                       "    def __init__(self, d=16):\n"
-                       "        super().__init__()\n"
-                       "        self.blocks = nn.ModuleList([Block(d) for _ in range(6)])\n"
-                       "    def forward(self, x):\n"
+                       "        return f(self.mlp(x))\n\n" +
+                       stack_of(6,
                        "        reps = 0\n"
                        "        def f(y):\n"
                        "            for _ in range(reps):\n"
@@ -267,7 +264,7 @@ TEST_CASE("calls that change state outside themselves are executed every time") 
                        "        for i, b in enumerate(self.blocks):\n"
                        "            reps = i // 2\n"
                        "            x = b(x, f)\n"
-                       "        return x\n\nmodel = Model()\n";
+                       "        return x\n");
     same_with_replays(text);
   }
   SECTION("an input changed in place") {
@@ -279,16 +276,12 @@ TEST_CASE("calls that change state outside themselves are executed every time") 
                        "    def forward(self, x):\n"
                        "        y = self.mlp(x)\n"
                        "        x.add_(1)\n"
-                       "        return y\n\n"
-                       "class Model(nn.Module):\n"
-                       "    def __init__(self, d=16):\n"
-                       "        super().__init__()\n"
-                       "        self.blocks = nn.ModuleList([Block(d) for _ in range(4)])\n"
-                       "    def forward(self, x):\n"
+                       "        return y\n\n" +
+                       stack_of(4,
                        "        h = x\n"
                        "        for b in self.blocks:\n"
                        "            h = h + b(x)\n"
-                       "        return h\n\nmodel = Model()\n";
+                       "        return h\n");
     same_with_replays(text);
   }
 }
@@ -301,16 +294,12 @@ TEST_CASE("replays keep what a call returns: its inputs, the same tensor twice, 
                      "        self.mlp = MLP(d)\n"
                      "    def forward(self, x, extra=None):\n"
                      "        y = self.mlp(x)\n"
-                     "        return x, (y, y), {'out': y, 'n': 3}\n\n"
-                     "class Model(nn.Module):\n"
-                     "    def __init__(self, d=16):\n"
-                     "        super().__init__()\n"
-                     "        self.blocks = nn.ModuleList([Block(d) for _ in range(4)])\n"
-                     "    def forward(self, x):\n"
+                     "        return x, (y, y), {'out': y, 'n': 3}\n\n" +
+                     stack_of(4,
                      "        for b in self.blocks:\n"
                      "            x0, (y1, y2), d = b(x)\n"
                      "            x = x0 + y1 * y2 + d['out'] * d['n']\n"
-                     "        return x\n\nmodel = Model()\n";
+                     "        return x\n");
   CHECK(same_with_replays(text) > 0);
 }
 
