@@ -167,6 +167,7 @@ class MeshPlanner {
     index.representative.resize(model_.parameters.size());
     for (size_t i = 0; i < index.representative.size(); ++i) index.representative[i] = static_cast<int>(i);
     index.expert_list_of.assign(model_.parameters.size(), -1);
+    index.expert_of.assign(model_.parameters.size(), -1);
     std::vector<char> traced(model_.parameters.size(), 0);
     for (auto& t : flow.tensors)
       if (t.parameter >= 0) traced[t.parameter] = 1;
@@ -180,13 +181,24 @@ class MeshPlanner {
       const auto& list = model_.modules[op.module];
       if (list.children.empty()) continue;
       std::vector<int> first, other;
+      // A parameter found under expert c is that expert's when its name says so (a module shared
+      // with one outside the list is named there; its name decides).
+      auto note_expert = [&](int p, size_t c) {
+        index.expert_list_of[p] = op.module;
+        const std::string& name = model_.parameters[p].name;
+        const std::string& key = list.child_keys[c];
+        bool under = name.size() > list.name.size() + key.size() + 2 && name.compare(0, list.name.size(), list.name) == 0 &&
+                     name[list.name.size()] == '.' && name.compare(list.name.size() + 1, key.size(), key) == 0 &&
+                     name[list.name.size() + 1 + key.size()] == '.';
+        index.expert_of[p] = under ? static_cast<int>(c) : expert_position(list, name);
+      };
       collect(list.children[0], first);
-      for (int p : first) index.expert_list_of[p] = op.module;
+      for (int p : first) note_expert(p, 0);
       for (size_t c = 1; c < list.children.size(); ++c) {
         other.clear();
         collect(list.children[c], other);
         for (size_t k = 0; k < other.size(); ++k) {
-          index.expert_list_of[other[k]] = op.module;
+          note_expert(other[k], c);
           if (k < first.size()) index.representative[other[k]] = first[k];
         }
       }
@@ -194,9 +206,6 @@ class MeshPlanner {
     for (size_t i = 0; i < model_.parameters.size(); ++i)
       if (!traced[i] && index.expert_list_of[i] < 0 && model_.parameters[i].shape_known)
         index.untraced_elements += static_cast<double>(model_.parameters[i].numel());
-    index.expert_of.assign(model_.parameters.size(), -1);
-    for (size_t i = 0; i < model_.parameters.size(); ++i)
-      if (index.expert_list_of[i] >= 0) index.expert_of[i] = expert_position(model_.modules[index.expert_list_of[i]], model_.parameters[i].name);
   }
 
   // "layers.0.moe.experts.3.w1.weight" in the list "layers.0.moe.experts": expert 3 (a
