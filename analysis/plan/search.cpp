@@ -29,9 +29,17 @@ void put(State& s, int t, Spec spec) {
   if (it != s.end() && it->first == t) it->second = spec;
   else s.insert(it, {t, spec});
 }
+// A state's hash is the sum of its entries' (splitmix64 finalizer): changing one entry changes the
+// hash by a difference, which the dominance pruning uses to probe without rebuilding the state.
+uint64_t entry_hash(int t, Spec spec) {
+  uint64_t x = ((static_cast<uint64_t>(static_cast<uint32_t>(t)) << 24) | spec.code()) + 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
 uint64_t hash_of(const State& s) {
   uint64_t h = 0xcbf29ce484222325ULL;
-  for (auto& [t, spec] : s) h = (h ^ ((static_cast<uint64_t>(t) << 24) | spec.code())) * 1099511628211ULL;
+  for (auto& [t, spec] : s) h += entry_hash(t, spec);
   return h;
 }
 
@@ -102,10 +110,15 @@ class StateTable {
   }
   // The node holding `state`, or -1.
   int find(const std::vector<Node>& nodes, uint64_t hash, const State& state) const {
+    return find_if(nodes, hash, [&](const State& s) { return s == state; });
+  }
+  // The node with this hash whose state satisfies `equal`, or -1.
+  template <typename Equal>
+  int find_if(const std::vector<Node>& nodes, uint64_t hash, const Equal& equal) const {
     for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
       int n = slots_[i];
       if (n < 0) return -1;
-      if (nodes[n].hash == hash && nodes[n].state == state) return n;
+      if (nodes[n].hash == hash && equal(nodes[n].state)) return n;
     }
   }
   // `node` is the newest of `nodes`; all before it are in the table.
@@ -425,14 +438,19 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
       // least as good. One tensor at a time finds most of them. (Run at every step, it keeps
       // the states few: the bench LSP model plans 2.8x faster than pruning only over the cap.)
       std::vector<char> dominated(next.size(), 0);
-      State probe;
       for (size_t k = 0; k < next.size(); ++k) {
         const Node& n = next[k];
         for (size_t e = 0; e < n.state.size() && !dominated[k]; ++e) {
-          if (n.state[e].second.kind == kReplicated) continue;
-          probe = n.state;
-          probe[e].second = Spec::R();
-          int other = table.find(next, hash_of(probe), probe);
+          const auto& [t, spec] = n.state[e];
+          if (spec.kind == kReplicated) continue;
+          // The state with entry e replicated, probed by its hash.
+          uint64_t h = n.hash - entry_hash(t, spec) + entry_hash(t, Spec::R());
+          int other = table.find_if(next, h, [&](const State& s) {
+            if (s.size() != n.state.size()) return false;
+            for (size_t i = 0; i < s.size(); ++i)
+              if (i == e ? !(s[i].first == t && s[i].second == Spec::R()) : !(s[i] == n.state[i])) return false;
+            return true;
+          });
           if (other >= 0 && next[other].cost <= n.cost) dominated[k] = 1;
         }
       }
