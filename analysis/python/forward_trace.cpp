@@ -102,10 +102,13 @@ ForwardTracer::ForwardTracer(Interpreter& interp, ir::ModelIR& model, const std:
     : interp_(interp), model_(model) {
   for (size_t i = 0; i < walk.size(); ++i) module_index_[walk[i].module] = static_cast<int>(i);
   for (auto& nm : walk) instance_of_module_.push_back(nm.module);
-  auto params = named_tensors(walk, false);
-  for (size_t i = 0; i < params.size(); ++i) parameter_index_[params[i].tensor.get()] = static_cast<int>(i);
-  auto buffers = named_tensors(walk, true);
-  for (size_t i = 0; i < buffers.size(); ++i) buffer_index_[buffers[i].tensor.get()] = static_cast<int>(i);
+  // Parameter and buffer indices in ModelIR order (names are not needed here).
+  for (bool buffers : {false, true}) {
+    auto& index = buffers ? buffer_index_ : parameter_index_;
+    for_each_tensor(walk, buffers, [&](const NamedModule&, const std::string&, const std::shared_ptr<TensorObj>& t, bool) {
+      index.emplace(t.get(), static_cast<int>(index.size()));
+    });
+  }
 }
 
 int ForwardTracer::id_of(const std::shared_ptr<TensorObj>& t) {

@@ -42,8 +42,10 @@ inline std::vector<NamedModule> named_modules(InstanceObj& root) {
   return out;
 }
 
-inline std::vector<NamedTensor> named_tensors(const std::vector<NamedModule>& modules, bool buffers) {
-  std::vector<NamedTensor> out;
+// Visits the parameters (or buffers) of `modules` in named_parameters() order, each tensor once:
+// visit(module, key, tensor, persistent). For callers that need the order, not the names.
+template <typename Visit>
+void for_each_tensor(const std::vector<NamedModule>& modules, bool buffers, Visit&& visit) {
   std::unordered_set<const TensorObj*> seen;
   for (auto& nm : modules) {
     if (!nm.module->module) continue;
@@ -52,10 +54,16 @@ inline std::vector<NamedTensor> named_tensors(const std::vector<NamedModule>& mo
     for (size_t i = 0; i < list.size(); ++i) {
       auto& [k, t] = list[i];
       if (!t || !seen.insert(t.get()).second) continue;
-      bool persistent = buffers && i < md.buffer_persistent.size() ? md.buffer_persistent[i] : true;
-      out.push_back({nm.name.empty() ? k : nm.name + "." + k, t, nm.module, persistent});
+      visit(nm, k, t, buffers && i < md.buffer_persistent.size() ? static_cast<bool>(md.buffer_persistent[i]) : true);
     }
   }
+}
+
+inline std::vector<NamedTensor> named_tensors(const std::vector<NamedModule>& modules, bool buffers) {
+  std::vector<NamedTensor> out;
+  for_each_tensor(modules, buffers, [&](const NamedModule& nm, const std::string& k, const std::shared_ptr<TensorObj>& t, bool persistent) {
+    out.push_back({nm.name.empty() ? k : nm.name + "." + k, t, nm.module, persistent});
+  });
   return out;
 }
 
