@@ -191,7 +191,7 @@ class Worker {
         std::shared_ptr<const DocumentAnalysis> full;
         try {
           full = analyzer->complete(result);
-        } catch (const std::exception& e) {
+        } catch (const std::exception&) {
           auto copy = std::make_shared<DocumentAnalysis>(*result);
           copy->complete = true;  // without alternatives rather than never
           full = copy;
@@ -719,21 +719,13 @@ class Server {
     // The completion of an analysis already published: its diagnostics are the same.
     bool completion = previous && previous->version == analysis->version && !previous->complete && analysis->complete &&
                       previous->settings == analysis->settings;
-    if (completion) {
-      auto parked = std::move(doc.parked);
-      doc.parked.clear();
-      for (auto& p : parked) answer(doc, p);
-      worker_.submit_task([old = std::move(previous)]() mutable -> std::function<void()> {
-        old.reset();
-        return {};
-      });
-      return;
+    if (!completion) {
+      if (doc.submitted_version == doc.version && !doc.due) end_progress(doc);
+      log(1, "analysed " + uri + " v" + std::to_string(analysis->version) + " in " + std::to_string(analysis->analysis_ms) + " ms");
+      json params = {{"uri", uri}, {"diagnostics", diagnostics_json(*analysis, encoding_)}};
+      params["version"] = analysis->version;
+      notify("textDocument/publishDiagnostics", params);
     }
-    if (doc.submitted_version == doc.version && !doc.due) end_progress(doc);
-    log(1, "analysed " + uri + " v" + std::to_string(analysis->version) + " in " + std::to_string(analysis->analysis_ms) + " ms");
-    json params = {{"uri", uri}, {"diagnostics", diagnostics_json(*analysis, encoding_)}};
-    params["version"] = analysis->version;
-    notify("textDocument/publishDiagnostics", params);
     if (analysis->complete) {
       auto parked = std::move(doc.parked);
       doc.parked.clear();

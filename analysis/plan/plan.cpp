@@ -181,16 +181,11 @@ class MeshPlanner {
       const auto& list = model_.modules[op.module];
       if (list.children.empty()) continue;
       std::vector<int> first, other;
-      // A parameter found under expert c is that expert's when its name says so (a module shared
-      // with one outside the list is named there; its name decides).
+      // A parameter found under expert c is most likely that expert's; its name decides (a module
+      // shared with one outside the list is named there).
       auto note_expert = [&](int p, size_t c) {
         index.expert_list_of[p] = op.module;
-        const std::string& name = model_.parameters[p].name;
-        const std::string& key = list.child_keys[c];
-        bool under = name.size() > list.name.size() + key.size() + 2 && name.compare(0, list.name.size(), list.name) == 0 &&
-                     name[list.name.size()] == '.' && name.compare(list.name.size() + 1, key.size(), key) == 0 &&
-                     name[list.name.size() + 1 + key.size()] == '.';
-        index.expert_of[p] = under ? static_cast<int>(c) : expert_position(list, name);
+        index.expert_of[p] = expert_position(list, model_.parameters[p].name, static_cast<int>(c));
       };
       collect(list.children[0], first);
       for (int p : first) note_expert(p, 0);
@@ -208,13 +203,16 @@ class MeshPlanner {
         index.untraced_elements += static_cast<double>(model_.parameters[i].numel());
   }
 
-  // "layers.0.moe.experts.3.w1.weight" in the list "layers.0.moe.experts": expert 3 (a
-  // ModuleList's keys are its indices; anything else is looked up). -1: not under the list.
-  static int expert_position(const ir::Module& list, std::string_view name) {
+  // "layers.0.moe.experts.3.w1.weight" in the list "layers.0.moe.experts": expert 3 (the
+  // expert `likely` when its key matches; a ModuleList's keys are its indices; anything else is
+  // looked up). -1: not under the list.
+  static int expert_position(const ir::Module& list, std::string_view name, int likely) {
     const std::string& prefix = list.name;
     if (name.size() <= prefix.size() + 1 || name.compare(0, prefix.size(), prefix) != 0 || name[prefix.size()] != '.') return -1;
     size_t start = prefix.size() + 1, end = name.find('.', start);
     std::string_view key = name.substr(start, (end == std::string_view::npos ? name.size() : end) - start);
+    if (likely >= 0 && static_cast<size_t>(likely) < list.child_keys.size() && list.child_keys[static_cast<size_t>(likely)] == key)
+      return likely;
     int index = -1;
     auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), index);
     if (ec == std::errc() && ptr == key.data() + key.size() && index >= 0 && index < static_cast<int>(list.child_keys.size()) &&

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/hash.h"
 #include "ir/model_ir.h"
 #include "ir/module_path.h"
 #include "plan/ccl_cost.h"
@@ -128,7 +129,7 @@ struct Prepared {
 };
 std::shared_ptr<Prepared> prepare(const ir::ModelIR& model);
 
-inline uint64_t mix64(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ULL + 0x9E3779B97F4A7C15ULL; }
+using ir::mix64;
 // Parameters and buffers: stored, not computed; their layout is chosen at their first use.
 inline bool is_free(const ir::Dataflow& flow, int t) { return flow.tensors[t].parameter >= 0 || flow.tensors[t].buffer >= 0; }
 using ir::module_pattern;

@@ -38,7 +38,7 @@ const char* role_name(Role r) {
 
 uint64_t Context::hash() const {
   uint64_t h = static_cast<uint64_t>(n) * 1000003u + static_cast<uint64_t>(topology);
-  auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ULL + 0x9E3779B97F4A7C15ULL; };
+  auto mix = [&](uint64_t v) { h = mix64(h, v); };
   mix(std::hash<std::string>()(hw ? hw->name : ""));
   mix(static_cast<uint64_t>(workload.batch));
   mix(static_cast<uint64_t>(workload.seq));

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "ir/hash.h"
 #include "python/interpreter.h"
 #include "python/lowering.h"
 #include "python/module_tree.h"
@@ -313,7 +314,7 @@ std::vector<std::shared_ptr<Unit>> ModelExtractor::units(ExtractStats& stats) {
 
 namespace {
 
-uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ULL + 0x9E3779B97F4A7C15ULL; }
+using ir::mix64;
 
 struct IrBuilder {
   ir::ModelIR& model;
@@ -371,20 +372,20 @@ struct IrBuilder {
       if (done[i]) return m.structure_hash;
       done[i] = true;  // guards against cycles; set properly below
       uint64_t h = std::hash<std::string>()(m.class_name);
-      h = mix(h, std::hash<std::string>()(m.extra_repr));
+      h = mix64(h, std::hash<std::string>()(m.extra_repr));
       for (int p : m.parameters) {
         auto& param = model.parameters[p];
-        h = mix(h, std::hash<std::string>()(param.name.substr(param.name.rfind('.') + 1)));
-        for (auto d : param.shape) h = mix(h, static_cast<uint64_t>(d));
+        h = mix64(h, std::hash<std::string>()(param.name.substr(param.name.rfind('.') + 1)));
+        for (auto d : param.shape) h = mix64(h, static_cast<uint64_t>(d));
       }
       for (int b : m.buffers) {
         auto& buf = model.buffers[b];
-        h = mix(h, std::hash<std::string>()(buf.name.substr(buf.name.rfind('.') + 1)));
-        for (auto d : buf.shape) h = mix(h, static_cast<uint64_t>(d));
+        h = mix64(h, std::hash<std::string>()(buf.name.substr(buf.name.rfind('.') + 1)));
+        for (auto d : buf.shape) h = mix64(h, static_cast<uint64_t>(d));
       }
       for (size_t c = 0; c < m.children.size(); ++c) {
-        h = mix(h, std::hash<std::string>()(m.child_keys[c]));
-        h = mix(h, hash(m.children[c]));
+        h = mix64(h, std::hash<std::string>()(m.child_keys[c]));
+        h = mix64(h, hash(m.children[c]));
       }
       m.structure_hash = h;
       return h;

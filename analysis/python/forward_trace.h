@@ -79,8 +79,7 @@ class ForwardTracer {
   void reset_memo();
   std::shared_ptr<MemoEntry> make_entry(const InstanceObj& inst, const CallFrame& frame, size_t first_op, size_t first_tensor,
                                         size_t first_note, const std::vector<const TensorObj*>& arg_tensors, const Value& result);
-  bool replay(const MemoEntry& entry, const InstanceObj& inst, const std::vector<const TensorObj*>& arg_tensors,
-              Value& result);
+  bool replay(const MemoEntry& entry, const Subtree& sub, const std::vector<const TensorObj*>& arg_tensors, Value& result);
 
   struct Placeholder {
     std::string name;

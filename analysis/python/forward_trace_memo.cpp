@@ -11,6 +11,7 @@
 #include <cstring>
 #include <set>
 
+#include "ir/hash.h"
 #include "python/forward_trace.h"
 #include "python/interpreter.h"
 
@@ -22,37 +23,37 @@ namespace {
 constexpr size_t kMaxComparedValues = 256;
 constexpr uint64_t kAbsent = 0xab5e17ULL;
 
-uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ULL + 0x9E3779B97F4A7C15ULL; }
-uint64_t identity(const Object* o) { return mix(0x1d, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(o))); }
+using ir::mix64;
+uint64_t identity(const Object* o) { return mix64(0x1d, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(o))); }
 uint64_t text_hash(const std::string& s) { return std::hash<std::string>()(s); }
-uint64_t position_hash(int code) { return mix(0x51, static_cast<uint64_t>(code)); }
+uint64_t position_hash(int code) { return mix64(0x51, static_cast<uint64_t>(code)); }
 
 // A value as a call's behaviour may depend on it: scalars and small containers by content, other
 // objects by identity (what they hold is covered by the reads and changes the tracer is told of).
 uint64_t value_hash(const Value& v, int depth = 0) {
   switch (v.kind) {
     case Value::Kind::None: return 1;
-    case Value::Kind::Bool: return mix(2, v.b);
-    case Value::Kind::Int: return mix(3, static_cast<uint64_t>(v.i));
+    case Value::Kind::Bool: return mix64(2, v.b);
+    case Value::Kind::Int: return mix64(3, static_cast<uint64_t>(v.i));
     case Value::Kind::Float: {
       uint64_t bits = 0;
       std::memcpy(&bits, &v.f, sizeof bits);
-      return mix(4, bits);
+      return mix64(4, bits);
     }
-    case Value::Kind::Str: return mix(5, text_hash(v.s));
+    case Value::Kind::Str: return mix64(5, text_hash(v.s));
     case Value::Kind::Ellipsis: return 6;
-    case Value::Kind::Unknown: return mix(7, v.unknown ? text_hash(v.unknown->reason) : 0);
+    case Value::Kind::Unknown: return mix64(7, v.unknown ? text_hash(v.unknown->reason) : 0);
     case Value::Kind::Obj: break;
   }
   if (!v.obj) return 8;
   if (auto* l = TupleView::of(v); l && depth < 3 && l->items.size() <= 64) {
-    uint64_t h = mix(9, static_cast<uint64_t>(v.obj->kind));
-    for (auto& item : l->items) h = mix(h, value_hash(item, depth + 1));
+    uint64_t h = mix64(9, static_cast<uint64_t>(v.obj->kind));
+    for (auto& item : l->items) h = mix64(h, value_hash(item, depth + 1));
     return h;
   }
   if (v.obj->kind == ObjKind::Range) {
     auto* r = static_cast<const RangeObj*>(v.obj.get());
-    return mix(mix(mix(10, static_cast<uint64_t>(r->start)), static_cast<uint64_t>(r->stop)), static_cast<uint64_t>(r->step));
+    return mix64(mix64(mix64(10, static_cast<uint64_t>(r->start)), static_cast<uint64_t>(r->stop)), static_cast<uint64_t>(r->step));
   }
   return identity(v.obj.get());
 }
@@ -200,8 +201,9 @@ bool ForwardTracer::replay_call(uint64_t key, const InstanceObj& inst, const std
                                 Value& result) {
   auto it = memo_.find(key);
   if (it == memo_.end()) return false;
+  const Subtree sub(inst);
   for (auto& entry : it->second)
-    if (replay(*entry, inst, arg_tensors, result)) {
+    if (replay(*entry, sub, arg_tensors, result)) {
       ++calls_replayed_;
       return true;
     }
@@ -294,43 +296,43 @@ uint64_t ForwardTracer::call_key(const InstanceObj& inst, int index, const CallA
   std::function<uint64_t(const Value&, int)> arg_hash = [&](const Value& v, int depth) -> uint64_t {
     if (auto* t = v.as<TensorObj>()) {
       for (size_t k = 0; k < arg_tensors.size(); ++k)
-        if (arg_tensors[k] == t) return mix(0x77, k);
+        if (arg_tensors[k] == t) return mix64(0x77, k);
       arg_tensors.push_back(t);
-      uint64_t h = mix(0x78, t->shape ? t->shape->size() : 0xfff);
+      uint64_t h = mix64(0x78, t->shape ? t->shape->size() : 0xfff);
       if (t->shape)
-        for (auto d : *t->shape) h = mix(h, static_cast<uint64_t>(d));
-      h = mix(h, text_hash(t->dtype));
-      h = mix(h, (t->is_parameter ? 1u : 0u) | (t->requires_grad ? 2u : 0u));
-      if (t->why) h = mix(h, text_hash(t->why->reason));
+        for (auto d : *t->shape) h = mix64(h, static_cast<uint64_t>(d));
+      h = mix64(h, text_hash(t->dtype));
+      h = mix64(h, (t->is_parameter ? 1u : 0u) | (t->requires_grad ? 2u : 0u));
+      if (t->why) h = mix64(h, text_hash(t->why->reason));
       if (t->values) {
         if (t->values->size() > kMaxComparedValues) usable = false;
         else
-          for (double x : *t->values) h = mix(h, value_hash(Value::floating(x)));
+          for (double x : *t->values) h = mix64(h, value_hash(Value::floating(x)));
       }
       auto it = version_.find(t);
-      if (it == version_.end()) return mix(h, 0x404);
+      if (it == version_.end()) return mix64(h, 0x404);
       const ir::TensorInfo& info = flow_->tensors[static_cast<size_t>(it->second)];
-      h = mix(h, (info.data_dependent ? 1u : 0u) | (info.shape_known ? 2u : 0u));
-      if (auto f = true_fraction_.find(it->second); f != true_fraction_.end()) h = mix(h, value_hash(Value::floating(f->second)));
-      if (auto r = index_range_.find(it->second); r != index_range_.end()) h = mix(h, static_cast<uint64_t>(r->second) + 0x1ff);
+      h = mix64(h, (info.data_dependent ? 1u : 0u) | (info.shape_known ? 2u : 0u));
+      if (auto f = true_fraction_.find(it->second); f != true_fraction_.end()) h = mix64(h, value_hash(Value::floating(f->second)));
+      if (auto r = index_range_.find(it->second); r != index_range_.end()) h = mix64(h, static_cast<uint64_t>(r->second) + 0x1ff);
       return h;
     }
     if (auto* l = TupleView::of(v); l && depth < 3 && l->items.size() <= 64) {
-      uint64_t h = mix(0x79, l->items.size());
-      for (auto& item : l->items) h = mix(h, arg_hash(item, depth + 1));
+      uint64_t h = mix64(0x79, l->items.size());
+      for (auto& item : l->items) h = mix64(h, arg_hash(item, depth + 1));
       return h;
     }
     if (auto* d = v.as<DictObj>(); d && depth < 3 && d->entries.size() <= 64) {
-      uint64_t h = mix(0x7a, d->entries.size());
-      for (auto& [key, item] : d->entries) h = mix(mix(h, value_hash(key)), arg_hash(item, depth + 1));
+      uint64_t h = mix64(0x7a, d->entries.size());
+      for (auto& [key, item] : d->entries) h = mix64(mix64(h, value_hash(key)), arg_hash(item, depth + 1));
       return h;
     }
     return value_hash(v);
   };
-  uint64_t h = mix(identity(inst.cls.get()), model_.modules[static_cast<size_t>(index)].structure_hash);
-  h = mix(h, epoch_);
-  for (auto& v : args.positional) h = mix(h, arg_hash(v, 0));
-  for (auto& [name, v] : args.keywords) h = mix(mix(h, text_hash(name)), arg_hash(v, 0));
+  uint64_t h = mix64(identity(inst.cls.get()), model_.modules[static_cast<size_t>(index)].structure_hash);
+  h = mix64(h, epoch_);
+  for (auto& v : args.positional) h = mix64(h, arg_hash(v, 0));
+  for (auto& [name, v] : args.keywords) h = mix64(mix64(h, text_hash(name)), arg_hash(v, 0));
   return h;
 }
 
@@ -500,10 +502,9 @@ std::shared_ptr<ForwardTracer::MemoEntry> ForwardTracer::make_entry(const Instan
   return entry;
 }
 
-bool ForwardTracer::replay(const MemoEntry& entry, const InstanceObj& inst, const std::vector<const TensorObj*>& arg_tensors,
+bool ForwardTracer::replay(const MemoEntry& entry, const Subtree& sub, const std::vector<const TensorObj*>& arg_tensors,
                            Value& result) {
   if (interp_.call_depth() + entry.depth_used >= interp_.max_call_depth()) return false;
-  Subtree sub(inst);
   if (sub.modules.size() != entry.module_count || sub.tensors.size() != entry.tensor_count) return false;
   auto target_of = [&](const MemoEntry::ReadCheck& r) -> const InstanceObj* {
     const Object* o = r.target >= 0 ? sub.at(r.target) : r.absolute.get();
