@@ -120,8 +120,40 @@ std::string export_path_for(const std::string& script_path) {
   return base + ".pt";
 }
 
+namespace {
+// The planner asks `cancelled` only while this lives (plan_with_pins outside an analysis is never
+// cancelled).
+class CancelScope {
+ public:
+  CancelScope(plan::Planner& planner, const DocumentAnalyzer::CancelCheck& cancelled) : planner_(planner) {
+    planner_.set_cancel_check(cancelled);
+  }
+  ~CancelScope() { planner_.set_cancel_check({}); }
+  CancelScope(const CancelScope&) = delete;
+  CancelScope& operator=(const CancelScope&) = delete;
+
+ private:
+  plan::Planner& planner_;
+};
+}  // namespace
+
 std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, const std::string& path, const std::string& text,
-                                                                  const std::vector<ByteEdit>& edits, bool reset, const Settings& settings) {
+                                                                  const std::vector<ByteEdit>& edits, bool reset, const Settings& settings,
+                                                                  const CancelCheck& cancelled) {
+  CancelScope scope(planner_, cancelled);
+  try {
+    return analyze_text(version, path, text, edits, reset, settings);
+  } catch (const plan::PlanCancelled&) {
+    // The extractor has this version's text and model now, the last analysis does not: reusing
+    // that analysis for the next edit that changes no code would be wrong.
+    last_.reset();
+    throw;
+  }
+}
+
+std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int version, const std::string& path, const std::string& text,
+                                                                       const std::vector<ByteEdit>& edits, bool reset,
+                                                                       const Settings& settings) {
   auto t0 = std::chrono::steady_clock::now();
   auto a = std::make_shared<DocumentAnalysis>();
   a->version = version;
@@ -235,13 +267,20 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, c
   return done();
 }
 
-std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::complete(const std::shared_ptr<const DocumentAnalysis>& quick) {
+std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::complete(const std::shared_ptr<const DocumentAnalysis>& quick,
+                                                                   const CancelCheck& cancelled) {
   if (!quick || quick->complete) return nullptr;
   auto a = std::make_shared<DocumentAnalysis>(*quick);
   locate_in_text(*a);
   a->complete = true;
   // The same plan, now with the alternatives: the memo answers everything else.
-  auto full = planner_.plan(a->model(), a->options);
+  CancelScope scope(planner_, cancelled);
+  plan::PlanResult full;
+  try {
+    full = planner_.plan(a->model(), a->options);
+  } catch (const plan::PlanCancelled&) {
+    return nullptr;
+  }
   if (full.ok && full.meshes.size() == a->plan.meshes.size())
     for (size_t i = 0; i < full.meshes.size(); ++i) a->plan.meshes[i].alternatives = std::move(full.meshes[i].alternatives);
   if (last_ == quick) last_ = a;

@@ -81,18 +81,26 @@ class DocumentAnalyzer {
  public:
   DocumentAnalyzer();
   ~DocumentAnalyzer();
+  // Asked while planning: true means a newer version is waiting, and the work is dropped. Then
+  // analyze() throws plan::PlanCancelled (the edits stay applied; the next analysis goes on from
+  // them) and complete() returns null.
+  using CancelCheck = std::function<bool()>;
   // `edits` bring the previously analysed text to `text` (the analyzer checks, and starts afresh
   // from `text` when they do not, or when `reset`).
   std::shared_ptr<const DocumentAnalysis> analyze(int version, const std::string& path, const std::string& text,
-                                                  const std::vector<ByteEdit>& edits, bool reset, const Settings& settings);
+                                                  const std::vector<ByteEdit>& edits, bool reset, const Settings& settings,
+                                                  const CancelCheck& cancelled = {});
   // The analysis with its plan's rejected alternatives (for hovers), when it lacks them; it replaces
   // `quick` for later edits that change no code.
-  std::shared_ptr<const DocumentAnalysis> complete(const std::shared_ptr<const DocumentAnalysis>& quick);
+  std::shared_ptr<const DocumentAnalysis> complete(const std::shared_ptr<const DocumentAnalysis>& quick,
+                                                   const CancelCheck& cancelled = {});
   // A plan of the same model with some parameters pinned (for the cost of an annotation).
   std::optional<plan::PlanResult> plan_with_pins(const DocumentAnalysis& analysis,
                                                  const std::map<std::string, std::string>& pins);
 
  private:
+  std::shared_ptr<const DocumentAnalysis> analyze_text(int version, const std::string& path, const std::string& text,
+                                                       const std::vector<ByteEdit>& edits, bool reset, const Settings& settings);
   std::unique_ptr<python::ModelExtractor> extractor_;
   plan::Planner planner_;
   std::string path_;

@@ -91,7 +91,8 @@ struct Job {
   bool close = false;
 };
 
-// Runs analyses one at a time; a newer job for a document replaces one not yet started.
+// Runs analyses one at a time; a newer job for a document replaces one not yet started, and
+// cancels the planning of one under way (see newer_job_waiting).
 class Worker {
  public:
   explicit Worker(EventQueue& out) : out_(out), thread_([this] { run(); }) {}
@@ -159,13 +160,19 @@ class Worker {
       }
       if (job.close) {
         analyzers_.erase(uri);
+        cancelled_in_a_row_.erase(uri);
         continue;
       }
       auto& analyzer = analyzers_[uri];
       if (!analyzer) analyzer = std::make_unique<DocumentAnalyzer>();
       std::shared_ptr<const DocumentAnalysis> result;
+      const auto cancelled = [this, &uri] { return newer_job_waiting(uri); };
       try {
-        result = analyzer->analyze(job.version, job.path, job.text, job.edits, job.reset, job.settings);
+        result = analyzer->analyze(job.version, job.path, job.text, job.edits, job.reset, job.settings, cancelled);
+        cancelled_in_a_row_.erase(uri);
+      } catch (const plan::PlanCancelled&) {
+        ++cancelled_in_a_row_[uri];
+        continue;  // the newer job carries on from this one's edits
       } catch (const std::exception& e) {
         // Never lose the session over one analysis: report it on the document instead.
         analyzer = std::make_unique<DocumentAnalyzer>();
@@ -190,7 +197,7 @@ class Worker {
         if (newer) continue;
         std::shared_ptr<const DocumentAnalysis> full;
         try {
-          full = analyzer->complete(result);
+          full = analyzer->complete(result, cancelled);
         } catch (const std::exception&) {
           auto copy = std::make_shared<DocumentAnalysis>(*result);
           copy->complete = true;  // without alternatives rather than never
@@ -201,7 +208,19 @@ class Worker {
     }
   }
 
+  // Whether the analysis of `uri` under way should give way to a newer version of the document. A
+  // document edited faster than it can be planned still gets diagnostics: after a few
+  // cancellations in a row one analysis runs to the end (each cancelled one leaves its solved
+  // bodies in the planner's memo, so the next gets further).
+  bool newer_job_waiting(const std::string& uri) {
+    if (auto it = cancelled_in_a_row_.find(uri); it != cancelled_in_a_row_.end() && it->second >= kMaxCancelledInARow) return false;
+    std::lock_guard lock(mutex_);
+    return jobs_.count(uri) > 0;
+  }
+  static constexpr int kMaxCancelledInARow = 3;
+
   EventQueue& out_;
+  std::map<std::string, int> cancelled_in_a_row_;  // worker thread only
   std::mutex mutex_;
   std::condition_variable cv_;
   std::map<std::string, Job> jobs_;

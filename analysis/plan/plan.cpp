@@ -295,6 +295,7 @@ Planner::Planner() : solver_(std::make_unique<AxisSolver>()) {}
 Planner::~Planner() = default;
 size_t Planner::memo_entries() const { return solver_->memo_size(); }
 void Planner::new_generation() { solver_->new_generation(); }
+void Planner::set_cancel_check(std::function<bool()> cancelled) { solver_->set_cancel_check(std::move(cancelled)); }
 
 PlanResult plan_model(const ir::ModelIR& model, const PlanOptions& options) {
   Planner planner;

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -152,6 +153,12 @@ struct PlanResult {
   double plan_ms = 0;
 };
 
+// Thrown out of Planner::plan when its cancel check answers true (an editor has a newer version
+// waiting). The memo keeps every body solved before, so the next plan goes on from there.
+struct PlanCancelled : std::runtime_error {
+  PlanCancelled() : std::runtime_error("planning cancelled") {}
+};
+
 namespace detail {
 class AxisSolver;
 struct ParameterIndex;
@@ -168,6 +175,8 @@ class Planner {
   // Starts a new generation of the memo: solved bodies unused for two generations are dropped. An
   // editor calls it once per document version, so memory follows the model.
   void new_generation();
+  // Asked between the bodies a plan solves; true cancels it (PlanCancelled). Empty: never.
+  void set_cancel_check(std::function<bool()> cancelled);
 
  private:
   std::unique_ptr<detail::AxisSolver> solver_;

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "plan/search.h"
+#include "plan/plan.h"
 
 namespace shardlens::plan::detail {
 
@@ -186,6 +187,8 @@ const AxisSolver::MemoEntry* AxisSolver::find_memo(uint64_t key) {
 const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b, const std::vector<Spec>& entry,
                                                     const Context& ctx, uint64_t key) {
   if (const MemoEntry* found = find_memo(key)) return *found;
+  // Only here, before any work on the body: what was solved so far is all in the memo.
+  if (cancelled_ && cancelled_()) throw PlanCancelled();
   const auto& flow = prep.model->dataflow;
   const uint64_t ctx_hash = ctx.hash();
   const auto& body = prep.bodies[b];

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -258,6 +259,7 @@ class AxisSolver {
     strategies_.new_generation();
   }
   StrategyCache& strategy_cache() { return strategies_; }
+  void set_cancel_check(std::function<bool()> cancelled) { cancelled_ = std::move(cancelled); }
   // Whether some body had more live-layout states than the search keeps (then it kept the cheapest).
   bool truncated() const { return truncated_; }
   static constexpr size_t kMaxStates = 4096;
@@ -283,6 +285,7 @@ class AxisSolver {
   Generational<Aggregate> aggregates_;  // by (memo key, exit)
   bool truncated_ = false;
   StrategyCache strategies_;
+  std::function<bool()> cancelled_;
 };
 
 // Replays a solution: every transition and statistics reduction with its op and tensor.

@@ -210,3 +210,50 @@ TEST_CASE("features: hover on a module call in forward() describes the called la
   CHECK(md.find("column_segments") != std::string::npos);
   CHECK(md.find("[768, 2048]") != std::string::npos);  // 6144 rows: three segments, each split 8 ways
 }
+
+TEST_CASE("analyzer: planning cancelled for a newer version leaves nothing stale behind") {
+  std::string text = test::fixture("gpt.py");
+  Settings settings;
+  DocumentAnalyzer analyzer, fresh;
+  int asked = 0;
+  const DocumentAnalyzer::CancelCheck cancel_now = [&] {
+    ++asked;
+    return true;
+  };
+  // Cancelled while planning: the edit reached the extractor, no analysis comes out.
+  CHECK_THROWS_AS(analyzer.analyze(1, "gpt.py", text, {}, true, settings, cancel_now), plan::PlanCancelled);
+  CHECK(asked == 1);
+
+  // The next version goes on from the cancelled one's text and equals a fresh analysis.
+  size_t at = text.find("n_head: int = 16") + std::string("n_head: int = ").size();
+  std::string edited = text;
+  edited.replace(at, 2, " 4");
+  auto second = analyzer.analyze(2, "gpt.py", edited, {{at, at + 2, " 4"}}, false, settings);
+  auto reference = fresh.analyze(2, "gpt.py", edited, {}, true, settings);
+  REQUIRE(second->plan.ok);
+  CHECK(codes(*second) == codes(*reference));
+  CHECK(!second->complete);
+
+  // A completion cancelled gives nothing; asked again without a newer version it completes.
+  CHECK(analyzer.complete(second, cancel_now) == nullptr);
+  auto completed = analyzer.complete(second, [] { return false; });
+  REQUIRE(completed);
+  CHECK(completed->complete);
+  CHECK(!completed->plan.meshes.at(0).alternatives.empty());
+
+  // A version cancelled after a code edit must not lend its model to the next edit that changes
+  // no code: the comment edit below is analysed against the cancelled version's code.
+  std::string back = edited;
+  back.replace(at, 2, "16");
+  CHECK_THROWS_AS(analyzer.analyze(3, "gpt.py", back, {{at, at + 2, "16"}}, false, settings, cancel_now), plan::PlanCancelled);
+  size_t comment = back.find("# ");
+  REQUIRE(comment != std::string::npos);
+  std::string commented = back;
+  commented.insert(comment + 2, "note: ");
+  auto fourth = analyzer.analyze(4, "gpt.py", commented, {{comment + 2, comment + 2, "note: "}}, false, settings);
+  auto fourth_reference = fresh.analyze(4, "gpt.py", commented, {}, true, settings);
+  CHECK(fourth->shared_model != second->shared_model);
+  CHECK(codes(*fourth) == codes(*fourth_reference));
+  // (4 heads do not divide the 8 devices, 16 do: the two versions' findings differ.)
+  CHECK(codes(*fourth) != codes(*second));
+}
