@@ -105,6 +105,25 @@ ModelExtractor::ModelExtractor(std::string text, std::string source_path, ParseP
   ahead_.clear();
 }
 
+struct ModelExtractor::Construction {
+  // The statements it stands for, with their rows: those it ran, or edited ones whose methods it
+  // adopted (adopt_edited_methods).
+  std::vector<std::pair<std::shared_ptr<Unit>, uint32_t>> units;
+  std::vector<std::shared_ptr<Unit>> replaced;  // statements it ran that were edited since: their unchanged methods still run
+  ExtractOptions options;
+  std::shared_ptr<InstanceObj> root;
+  bool root_by_class = false;  // the class no other class uses: the names a class body uses matter
+  bool ok = false;
+  std::string error;
+  ir::ModelIR model;  // the module tree and parameters, before tracing and reporting
+  std::vector<NamedModule> walk;
+  std::unordered_set<uint64_t> tree_ids;
+  Interpreter::Checkpoint built;  // the interpreter when construction ended
+  std::unique_ptr<Unit> expression_unit;  // --model's
+  ExprPtr expression;
+  std::unique_ptr<Interpreter> interp;  // last: its objects point into the statements above
+};
+
 ModelExtractor::~ModelExtractor() = default;
 
 void ModelExtractor::apply_edit(const TextEdit& edit) { document_.apply_edit(edit); }
@@ -425,6 +444,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   }
   made.options = options;
   made.options.reuse_unchanged = false;  // asking for reuse is not a different extraction
+  made.options.reuse_construction = false;
   if (options.reuse_unchanged && last_ && last_->units == made.units && last_->skipped == made.skipped &&
       last_->options == made.options) {
     result.unchanged = true;
@@ -433,14 +453,204 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     return result;
   }
 
-  Interpreter interp;
+  // Either the last construction, with the edited methods swapped in, or a new run of the script.
+  std::unique_ptr<Construction> fresh;
+  Construction* c = nullptr;
+  if (options.reuse_construction && adopt_edited_methods(all_units, made.options)) {
+    c = construction_.get();
+    c->interp->rollback(c->built);
+    result.ok = c->ok;
+    result.error = c->error;
+    result.model = c->model;
+    result.stats.construction_reused = true;
+    result.stats.execute_ms = ms(t1);
+  } else {
+    construction_.reset();
+    fresh = std::make_unique<Construction>();
+    c = fresh.get();
+    c->interp = std::make_unique<Interpreter>();
+    construct(*c, all_units, options, result);
+    c->options = made.options;
+    for (auto& u : all_units) c->units.emplace_back(u, u->start_row);
+    result.stats.execute_ms = ms(t1) - result.stats.ir_ms;
+  }
+  Interpreter& interp = *c->interp;
+  const std::shared_ptr<InstanceObj>& root = c->root;
+  const std::unordered_set<uint64_t>& tree_ids = c->tree_ids;
+  auto t2 = Clock::now();
+  bool traced_cleanly = false;
+  if (root && options.trace_forward) {
+    auto t3 = Clock::now();
+    ForwardTracer tracer(interp, result.model, c->walk);
+    tracer.set_replay(options.replay_identical_calls);
+    interp.set_tracer(&tracer);
+    tracer.trace(root, options.workload);
+    interp.set_tracer(nullptr);
+    result.stats.trace_ms = ms(t3);
+    result.stats.calls_replayed = tracer.calls_replayed();
+    traced_cleanly = !tracer.changed_prior_state() && !interp.budget_exhausted();
+  }
+  // Report what could not be resolved while building the chosen model, and every syntax error.
+  for (const auto& e : interp.events()) {
+    bool raised = e.what.find("raised") != std::string::npos || e.what == "analysis stopped";
+    if (tree_ids.count(e.owner) || (e.owner == 0 && raised) || (!root && raised))
+      result.model.unresolved.push_back({e.what, e.reason, e.span});
+  }
+  for (uint32_t row : skipped_lines_) {
+    uint32_t width = 0;
+    const std::string& t = document_.text();
+    size_t start = document_.offset_of({row, 0});
+    while (start + width < t.size() && t[start + width] != '\n') ++width;
+    result.model.unresolved.push_back({"syntax error", "this line does not parse and was skipped; the rest of the file is still analysed",
+                                       {row + 1, 0, row + 1, width}});
+  }
+  for (auto& u : all_units)
+    for (auto& [span, message] : u->problems)
+      result.model.unresolved.push_back({message,
+                                         message.find("too deeply") != std::string::npos
+                                             ? "nesting beyond the analyser's depth limit; the rest of the file is still analysed"
+                                             : "the statement does not parse; the rest of the file is still analysed",
+                                         {u->start_row + span.row + 1, span.column, u->start_row + span.end_row + 1, span.end_column}});
+  std::stable_sort(result.model.unresolved.begin(), result.model.unresolved.end(), [](auto& a, auto& b) {
+    return a.span.line < b.span.line || (a.span.line == b.span.line && a.span.column < b.span.column);
+  });
+  for (const auto& n : interp.notes()) result.model.notes.push_back(n);
+  result.stats.interpreter_steps = interp.steps();
+  result.stats.definitions_reused = interp.definitions_reused();
+  result.stats.ir_ms += ms(t2) - result.stats.trace_ms;
+  // Kept for the next extraction while a trace on it sees what a new run would: forward() changed
+  // nothing it did not make, and no statement is broken (error recovery may shift what runs).
+  bool keep = traced_cleanly && options.reuse_construction && skipped_lines_.empty() &&
+              std::none_of(all_units.begin(), all_units.end(), [](auto& u) { return !u->problems.empty(); });
+  if (!keep) construction_.reset();
+  else if (fresh) construction_ = std::move(fresh);
+  made.ok = result.ok;
+  made.error = result.error;
+  last_ = std::move(made);
+  return result;
+}
+
+namespace {
+
+// Byte offset in a statement's text of a position relative to it.
+size_t offset_in(const std::string& text, uint32_t row, uint32_t column) {
+  size_t at = 0;
+  for (uint32_t r = 0; r < row; ++r) {
+    at = text.find('\n', at);
+    if (at == std::string::npos) return text.size();
+    ++at;
+  }
+  return std::min(text.size(), at + column);
+}
+
+// The methods of a class statement (functions defined directly in its body), with the byte range
+// of each one's body in the statement's text.
+struct MethodBody {
+  const Stmt* stmt;
+  size_t begin, end;
+};
+std::optional<std::vector<MethodBody>> method_bodies(const Unit& unit) {
+  std::vector<MethodBody> out;
+  for (const auto& s : unit.stmt->class_def->body) {
+    if (!s || s->kind != StmtKind::FunctionDef) continue;
+    const Block& body = s->function->body;
+    auto first = std::find_if(body.begin(), body.end(), [](auto& b) { return b != nullptr; });
+    auto last = std::find_if(body.rbegin(), body.rend(), [](auto& b) { return b != nullptr; });
+    if (first == body.end()) return std::nullopt;
+    out.push_back({s.get(), offset_in(unit.text, (*first)->span.row, (*first)->span.column),
+                   offset_in(unit.text, (*last)->span.end_row, (*last)->span.end_column)});
+    if (out.back().end < out.back().begin || (out.size() > 1 && out.back().begin < out[out.size() - 2].end)) return std::nullopt;
+  }
+  return out;
+}
+
+// The statement's text with every method body replaced by a mark.
+std::string without_method_bodies(const Unit& unit, const std::vector<MethodBody>& bodies) {
+  std::string out;
+  size_t at = 0;
+  for (auto& b : bodies) {
+    out.append(unit.text, at, b.begin - at);
+    out += '\x01';
+    at = b.end;
+  }
+  out.append(unit.text, at, std::string::npos);
+  return out;
+}
+
+}  // namespace
+
+// An edit that changed only the bodies of methods the construction never called cannot have
+// changed what it built: those functions get the edited bodies (in place, so every reference to
+// them sees the edit) and the construction stands for the edited text. Anything else, or any
+// doubt, and the script runs again.
+bool ModelExtractor::adopt_edited_methods(const std::vector<std::shared_ptr<Unit>>& units, const ExtractOptions& options) {
+  Construction* c = construction_.get();
+  if (!c || !(c->options == options) || !skipped_lines_.empty() || units.size() != c->units.size()) return false;
+  struct Swap {
+    FunctionObj* function;
+    std::shared_ptr<FunctionDef> def;
+    const Unit* unit;
+  };
+  std::vector<Swap> swaps;
+  std::vector<size_t> edited;
+  for (size_t i = 0; i < units.size(); ++i) {
+    const auto& [was, row] = c->units[i];
+    const Unit& now = *units[i];
+    if (now.start_row != row) return false;
+    if (units[i] == was) continue;
+    if (!was->stmt || !now.stmt || was->stmt->kind != StmtKind::ClassDef || now.stmt->kind != StmtKind::ClassDef) return false;
+    if (!was->problems.empty() || !now.problems.empty() || was->class_name != now.class_name) return false;
+    if (!was->stmt->class_def->decorators.empty() || !now.stmt->class_def->decorators.empty()) return false;
+    if (c->root_by_class && was->referenced_names != now.referenced_names) return false;
+    auto old_bodies = method_bodies(*was), new_bodies = method_bodies(now);
+    if (!old_bodies || !new_bodies || old_bodies->size() != new_bodies->size()) return false;
+    if (without_method_bodies(*was, *old_bodies) != without_method_bodies(now, *new_bodies)) return false;
+    auto bound = c->interp->globals().vars.find(now.class_name);
+    auto* cls = bound == c->interp->globals().vars.end() ? nullptr : bound->second.as<ClassObj>();
+    if (!cls) return false;
+    for (size_t k = 0; k < old_bodies->size(); ++k) {
+      const MethodBody& o = (*old_bodies)[k];
+      const MethodBody& n = (*new_bodies)[k];
+      const auto& old_def = o.stmt->function;
+      if (std::string_view(was->text).substr(o.begin, o.end - o.begin) == std::string_view(now.text).substr(n.begin, n.end - n.begin))
+        continue;
+      if (!old_def->decorators.empty() || c->interp->was_called(old_def.get())) return false;
+      FunctionObj* function = nullptr;
+      for (auto& [name, value] : cls->attributes)
+        if (name == old_def->name)
+          if (auto* f = value.as<FunctionObj>(); f && f->def == old_def) function = f;
+      if (!function) return false;
+      swaps.push_back({function, n.stmt->function, &now});
+    }
+    edited.push_back(i);
+  }
+  for (auto& s : swaps) {
+    s.function->def = s.def;
+    s.function->unit = s.unit;
+  }
+  for (size_t i : edited) {
+    auto& [was, row] = c->units[i];
+    was->definition_cache.reset();  // its class object now runs the edited methods
+    c->replaced.push_back(was);
+    was = units[i];
+  }
+  // Each edit keeps the statement it replaced alive; a long session starts afresh now and then.
+  if (c->replaced.size() > 64) construction_.reset();
+  return construction_ != nullptr;
+}
+
+void ModelExtractor::construct(Construction& c, const std::vector<std::shared_ptr<Unit>>& all_units, const ExtractOptions& options,
+                               ExtractResult& result) {
+  Interpreter& interp = *c.interp;
   interp.run_module(all_units, options.module_name);
 
   std::shared_ptr<InstanceObj> root;
   std::string how;
   std::vector<std::string> considered;
-  Unit expression_unit;
-  ExprPtr expression;
+  // --model's expression lives as long as what it made may run (a lambda among its arguments).
+  c.expression_unit = std::make_unique<Unit>();
+  Unit& expression_unit = *c.expression_unit;
+  ExprPtr& expression = c.expression;
   if (!options.model_expression.empty()) {
     std::vector<SyntaxProblem> problems;
     expression = lower_expression_text(options.model_expression, problems);
@@ -547,60 +757,24 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     }
   }
 
-  result.stats.execute_ms = ms(t1);
-  auto t2 = Clock::now();
-  std::unordered_set<uint64_t> tree_ids;
   if (root) {
     result.ok = true;
     result.model.model = root->cls->name;
     result.model.root_expression = how;
-    auto walk = named_modules(*root);
+    auto t0 = std::chrono::steady_clock::now();
+    c.walk = named_modules(*root);
     IrBuilder builder{result.model, {}};
-    builder.build(walk);
-    for (auto& nm : walk) tree_ids.insert(nm.module->id);
-    if (options.trace_forward) {
-      auto t3 = Clock::now();
-      ForwardTracer tracer(interp, result.model, walk);
-      tracer.set_replay(options.replay_identical_calls);
-      interp.set_tracer(&tracer);
-      tracer.trace(root, options.workload);
-      interp.set_tracer(nullptr);
-      result.stats.trace_ms = ms(t3);
-      result.stats.calls_replayed = tracer.calls_replayed();
-    }
+    builder.build(c.walk);
+    for (auto& nm : c.walk) c.tree_ids.insert(nm.module->id);
+    result.stats.ir_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
-  // Report what could not be resolved while building the chosen model, and every syntax error.
-  for (const auto& e : interp.events()) {
-    bool raised = e.what.find("raised") != std::string::npos || e.what == "analysis stopped";
-    if (tree_ids.count(e.owner) || (e.owner == 0 && raised) || (!root && raised))
-      result.model.unresolved.push_back({e.what, e.reason, e.span});
-  }
-  for (uint32_t row : skipped_lines_) {
-    uint32_t width = 0;
-    const std::string& t = document_.text();
-    size_t start = document_.offset_of({row, 0});
-    while (start + width < t.size() && t[start + width] != '\n') ++width;
-    result.model.unresolved.push_back({"syntax error", "this line does not parse and was skipped; the rest of the file is still analysed",
-                                       {row + 1, 0, row + 1, width}});
-  }
-  for (auto& u : all_units)
-    for (auto& [span, message] : u->problems)
-      result.model.unresolved.push_back({message,
-                                         message.find("too deeply") != std::string::npos
-                                             ? "nesting beyond the analyser's depth limit; the rest of the file is still analysed"
-                                             : "the statement does not parse; the rest of the file is still analysed",
-                                         {u->start_row + span.row + 1, span.column, u->start_row + span.end_row + 1, span.end_column}});
-  std::stable_sort(result.model.unresolved.begin(), result.model.unresolved.end(), [](auto& a, auto& b) {
-    return a.span.line < b.span.line || (a.span.line == b.span.line && a.span.column < b.span.column);
-  });
-  for (const auto& n : interp.notes()) result.model.notes.push_back(n);
-  result.stats.interpreter_steps = interp.steps();
-  result.stats.definitions_reused = interp.definitions_reused();
-  result.stats.ir_ms = ms(t2);
-  made.ok = result.ok;
-  made.error = result.error;
-  last_ = std::move(made);
-  return result;
+  c.root = root;
+  c.root_by_class = root && options.model_expression.empty() && how.size() > 2 && how.compare(how.size() - 2, 2, "()") == 0;
+  c.ok = result.ok;
+  c.error = result.error;
+  c.built = interp.checkpoint();
+  // Kept only where a later extraction may trace on it again (see the end of extract()).
+  if (root && options.trace_forward && options.reuse_construction) c.model = result.model;
 }
 
 }  // namespace shardlens::python

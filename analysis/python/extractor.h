@@ -29,6 +29,11 @@ struct ExtractOptions {
   // a comment, or none), skip the work and return `unchanged` with an empty model: the caller
   // keeps what it has (the language server does; off by default so every call yields a model).
   bool reuse_unchanged = false;
+  // When the only code that changed since the last extraction is in the bodies of methods that
+  // building the model never called (an edit in a forward()), trace forward() again on the last
+  // extraction's objects instead of running the script anew; off only to check that this changes
+  // nothing.
+  bool reuse_construction = true;
   bool operator==(const ExtractOptions&) const = default;
 };
 
@@ -43,6 +48,7 @@ struct ExtractStats {
   double ir_ms = 0;       // building the model IR
   double trace_ms = 0;    // tracing forward()
   size_t calls_replayed = 0;  // module calls replayed from an identical earlier one while tracing
+  bool construction_reused = false;  // the script did not run again (ExtractOptions::reuse_construction)
 };
 
 struct ExtractResult {
@@ -84,6 +90,12 @@ class ModelExtractor {
     std::string error;
   };
   std::optional<Made> last_;
+  // The last run of the script (its interpreter, the chosen root, the module tree), kept for the
+  // next extraction while forward() left it as it was (see ExtractOptions::reuse_construction).
+  struct Construction;
+  std::unique_ptr<Construction> construction_;
+  bool adopt_edited_methods(const std::vector<std::shared_ptr<Unit>>& units, const ExtractOptions& options);
+  void construct(Construction& c, const std::vector<std::shared_ptr<Unit>>& units, const ExtractOptions& options, ExtractResult& result);
   // Statements lowered by the parse threads during construction (declared before document_,
   // whose construction fills them).
   std::mutex ahead_mutex_;

@@ -683,6 +683,7 @@ Value ForwardTracer::module_call(Interpreter& in, const Value& callee, CallArgs&
   module_stack_.pop_back();
   const CallFrame frame = frames_.back();
   frames_.pop_back();
+  if (frames_.empty() && !frame.pure) changed_prior_state_ = true;
   const int depth_used = in.deepest_call() - frame.depth;
   in.set_deepest_call(std::max(frame.outer_deepest, in.deepest_call()));
   finish(r);

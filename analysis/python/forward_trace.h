@@ -50,6 +50,9 @@ class ForwardTracer {
   void native_called(const NativeObj& fn, const CallArgs& args);
   void set_replay(bool on) { replay_ = on; }
   size_t calls_replayed() const { return calls_replayed_; }
+  // Whether forward() changed an object that existed before its call (then tracing it again on
+  // the same objects could see other values).
+  bool changed_prior_state() const { return changed_prior_state_; }
 
  private:
   struct Subtree;
@@ -136,6 +139,7 @@ class ForwardTracer {
   std::unordered_map<uint64_t, std::vector<std::shared_ptr<const MemoEntry>>> memo_;  // shared: the type is complete only in forward_trace_memo.cpp
   std::unordered_set<uint64_t> seen_once_;  // call keys run once, not kept yet
   size_t calls_replayed_ = 0;
+  bool changed_prior_state_ = false;
 };
 
 }  // namespace shardlens::python

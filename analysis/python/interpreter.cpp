@@ -90,6 +90,23 @@ Interpreter::~Interpreter() {
   globals_->vars.clear();
 }
 
+void Interpreter::rollback(const Checkpoint& to) {
+  for (size_t i = to.events; i < events_.size(); ++i) {
+    const Event& e = events_[i];
+    event_keys_.erase(std::make_tuple(e.what, e.reason, e.span.line, e.span.column, e.owner));
+  }
+  if (events_.size() > to.events) events_.resize(to.events);
+  if (notes_.size() > to.notes) notes_.resize(to.notes);
+  steps_ = to.steps;
+  budget_exhausted_ = to.budget_exhausted;
+  pending_.reset();
+  // What the rolled-back work made and dropped needs no cycle breaking any more.
+  auto expired = [](const auto& weak) { return weak.expired(); };
+  std::erase_if(scopes_, expired);
+  std::erase_if(instances_, expired);
+  std::erase_if(classes_, expired);
+}
+
 ir::Span Interpreter::absolute(const RelSpan& s, const Unit* unit) const {
   uint32_t base = unit ? unit->start_row : 0;
   return {base + s.row + 1, s.column, base + s.end_row + 1, s.end_column};
@@ -1124,6 +1141,7 @@ Value Interpreter::call_function(FunctionObj& fn, CallArgs args, const ir::Span&
   CallDepth depth(call_depth_, deepest_call_);
   if (bound_self) args.positional.insert(args.positional.begin(), *bound_self);
   const FunctionDef& def = *fn.def;
+  if (!tracer_) called_.insert(&def);  // construction, not forward()
 
   auto scope = std::make_shared<Scope>();
   scope->parent = fn.closure;

@@ -73,6 +73,19 @@ class Interpreter {
   Scope& globals() { return *globals_; }
   const std::vector<std::string>& global_order() const { return global_order_; }
 
+  // The bodies of the user functions called outside tracing (a body that never ran decided
+  // nothing: the extractor may swap it for an edited one without running the script again).
+  bool was_called(const FunctionDef* def) const { return called_.count(def) > 0; }
+  // What a run has reported and counted up to a point, to go back to: the extractor traces forward()
+  // again on a kept construction, and the trace's events, notes and steps must not pile up.
+  struct Checkpoint {
+    size_t events = 0, notes = 0;
+    uint64_t steps = 0;
+    bool budget_exhausted = false;
+  };
+  Checkpoint checkpoint() const { return {events_.size(), notes_.size(), steps_, budget_exhausted_}; }
+  void rollback(const Checkpoint& to);
+
   // --- services for the natives (builtin_functions.cpp, torch_builtins.cpp) ---
   Value call(const Value& callee, CallArgs args, const ir::Span& site);
   Value get_attribute(const Value& object, const std::string& name, const ir::Span& site);
@@ -210,6 +223,7 @@ class Interpreter {
   int call_depth_ = 0;
   int deepest_call_ = 0;  // the largest call_depth_ reached since set_deepest_call()
   bool budget_exhausted_ = false;
+  std::unordered_set<const FunctionDef*> called_;
 };
 
 // Turns a class into a dataclass (fields from its annotated class attributes, in order).

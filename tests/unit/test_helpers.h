@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "ir/model_ir.h"
 #include "python/source_document.h"
 
 namespace shardlens::test {
@@ -60,6 +61,36 @@ inline python::TextEdit replace_first(const std::string& text, const std::string
   auto end = start;
   end.column += static_cast<uint32_t>(from.size());
   return {start, end, to};
+}
+
+inline std::string join_ints(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) s += std::to_string(x) + ",";
+  return s;
+}
+
+// Everything the dataflow holds, one line per op and tensor.
+inline std::string dump(const ir::Dataflow& f) {
+  std::ostringstream o;
+  o << "traced " << f.traced << " error " << f.error << "\n";
+  for (size_t i = 0; i < f.tensors.size(); ++i) {
+    auto& t = f.tensors[i];
+    o << "t" << i << " [";
+    for (auto d : t.shape) o << d << ",";
+    o << "] " << t.shape_known << " " << t.dtype << " p" << t.parameter << " b" << t.buffer << " d" << t.data_dependent << "\n";
+  }
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    auto& op = f.ops[i];
+    o << "op" << i << " " << static_cast<int>(op.kind) << " " << op.name << " in " << join_ints(op.inputs) << " out " << join_ints(op.outputs)
+      << " eq " << op.equation << " dims " << join_ints(op.dims) << " sizes ";
+    for (auto s : op.sizes) o << s << ",";
+    o << " g" << op.groups << " l" << op.linear << " m" << op.module << " end" << op.end << " @" << op.span.line << ":" << op.span.column
+      << "-" << op.span.end_line << ":" << op.span.end_column << " " << op.detail << "\n";
+  }
+  o << "inputs " << join_ints(f.inputs) << " outputs " << join_ints(f.outputs) << "\n";
+  for (auto& d : f.input_descriptions) o << "input " << d << "\n";
+  for (auto& n : f.notes) o << "note " << n << "\n";
+  return o.str();
 }
 
 }  // namespace shardlens::test

@@ -13,36 +13,6 @@ using namespace shardlens;
 
 namespace {
 
-std::string join(const std::vector<int>& v) {
-  std::string s;
-  for (int x : v) s += std::to_string(x) + ",";
-  return s;
-}
-
-// Everything the dataflow holds, one line per op and tensor.
-std::string dump(const ir::Dataflow& f) {
-  std::ostringstream o;
-  o << "traced " << f.traced << " error " << f.error << "\n";
-  for (size_t i = 0; i < f.tensors.size(); ++i) {
-    auto& t = f.tensors[i];
-    o << "t" << i << " [";
-    for (auto d : t.shape) o << d << ",";
-    o << "] " << t.shape_known << " " << t.dtype << " p" << t.parameter << " b" << t.buffer << " d" << t.data_dependent << "\n";
-  }
-  for (size_t i = 0; i < f.ops.size(); ++i) {
-    auto& op = f.ops[i];
-    o << "op" << i << " " << static_cast<int>(op.kind) << " " << op.name << " in " << join(op.inputs) << " out " << join(op.outputs)
-      << " eq " << op.equation << " dims " << join(op.dims) << " sizes ";
-    for (auto s : op.sizes) o << s << ",";
-    o << " g" << op.groups << " l" << op.linear << " m" << op.module << " end" << op.end << " @" << op.span.line << ":" << op.span.column
-      << "-" << op.span.end_line << ":" << op.span.end_column << " " << op.detail << "\n";
-  }
-  o << "inputs " << join(f.inputs) << " outputs " << join(f.outputs) << "\n";
-  for (auto& d : f.input_descriptions) o << "input " << d << "\n";
-  for (auto& n : f.notes) o << "note " << n << "\n";
-  return o.str();
-}
-
 struct Traced {
   std::string dataflow;
   size_t replayed = 0;
@@ -56,7 +26,7 @@ Traced trace(const std::string& text, bool replay, const std::string& model = ""
   options.replay_identical_calls = replay;
   options.model_expression = model;
   auto r = extractor.extract(options);
-  return {dump(r.model.dataflow), r.stats.calls_replayed, r.model.dataflow.ops.size()};
+  return {test::dump(r.model.dataflow), r.stats.calls_replayed, r.model.dataflow.ops.size()};
 }
 
 // Traces with and without replays; they must agree. Returns how many calls were replayed.
