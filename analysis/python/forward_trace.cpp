@@ -671,6 +671,7 @@ Value ForwardTracer::module_call(Interpreter& in, const Value& callee, CallArgs&
     Value r;
     if (replay_call(key, *inst, arg_tensors, r)) {
       finish(r);
+      if (probe_inputs_) probe_inputs();
       return r;
     }
   }
@@ -687,6 +688,7 @@ Value ForwardTracer::module_call(Interpreter& in, const Value& callee, CallArgs&
   const int depth_used = in.deepest_call() - frame.depth;
   in.set_deepest_call(std::max(frame.outer_deepest, in.deepest_call()));
   finish(r);
+  if (probe_inputs_) probe_inputs();
   // A run that reached the call depth limit was cut short there: a replay elsewhere would not be.
   if (memo && frame.pure && !in.exception_pending() && in.events().size() == events && frame.depth + depth_used < in.max_call_depth())
     remember_call(key, *inst, frame, depth_used, at + 1, first_tensor, first_note, arg_tensors, r);
@@ -1293,49 +1295,82 @@ std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t
   std::vector<char> reached(flow_->tensors.size(), 0);
   reached[p.id] = 1;
   for (auto& op : flow_->ops) {
-    if (op.kind == OpKind::Call) continue;
-    bool reads = false;
-    for (int t : op.inputs) reads |= reached[t] != 0;
-    if (!reads) continue;
-    for (int t : op.outputs) reached[t] = 1;
-    if ((op.kind == OpKind::Mul || op.kind == OpKind::Add) && op.inputs.size() == 2) {
-      for (int t : op.inputs)
-        if (flow_->tensors[t].parameter >= 0 && flow_->tensors[t].shape.size() == 1) {
-          shape = {workload_.batch, workload_.tokens, flow_->tensors[t].shape[0]};
-          return "features scaled by " + model_.parameters[flow_->tensors[t].parameter].name;
-        }
-    }
-    auto weight_shape = [&](size_t i) -> const std::vector<int64_t>* {
-      if (i < op.inputs.size() && flow_->tensors[op.inputs[i]].parameter >= 0) return &flow_->tensors[op.inputs[i]].shape;
-      return nullptr;
-    };
-    auto& mod = model_.modules[op.module];
-    if (op.kind == OpKind::Embedding || op.name == "Embedding") {
-      shape = {workload_.batch, workload_.tokens};
-      dtype = "int64";
-      return "token ids for " + (mod.name.empty() ? std::string("the root") : mod.name);
-    }
-    const std::vector<int64_t>* w = weight_shape(1);
-    if ((op.name == "Linear" || op.name == "F.linear") && w && w->size() >= 2) {
-      shape = {workload_.batch, workload_.tokens, (*w)[1]};
-      return "features for " + mod.name;
-    }
-    if (op.name.find("onv") != std::string::npos && w && w->size() >= 3) {
-      size_t spatial = w->size() - 2;
-      shape = {workload_.batch, (*w)[1]};
-      // 1-D convs read sequences (audio, tokens): the sequence length, or H*W samples when one
-      // token per forward (decode) would be shorter than any kernel.
-      for (size_t i = 0; i < spatial; ++i)
-        shape.push_back(spatial == 1 ? (workload_.tokens > 1 ? workload_.tokens : workload_.spatial[0] * workload_.spatial[1])
-                                     : workload_.spatial[i % 2]);
-      return "image-like input for " + mod.name;
-    }
-    if ((op.name == "LayerNorm" || op.name == "RMSNorm") && w && !w->empty()) {
-      shape = {workload_.batch, workload_.tokens, (*w)[0]};
-      return "features for " + mod.name;
-    }
+    std::string what = input_told_by(op, reached, shape, dtype);
+    if (!what.empty()) return what;
   }
   return "";
+}
+
+std::string ForwardTracer::input_told_by(const ir::Op& op, std::vector<char>& reached, std::vector<int64_t>& shape,
+                                         std::string& dtype) const {
+  if (op.kind == OpKind::Call) return "";
+  bool reads = false;
+  for (int t : op.inputs) reads |= reached[t] != 0;
+  if (!reads) return "";
+  for (int t : op.outputs) reached[t] = 1;
+  if ((op.kind == OpKind::Mul || op.kind == OpKind::Add) && op.inputs.size() == 2) {
+    for (int t : op.inputs)
+      if (flow_->tensors[t].parameter >= 0 && flow_->tensors[t].shape.size() == 1) {
+        shape = {workload_.batch, workload_.tokens, flow_->tensors[t].shape[0]};
+        return "features scaled by " + model_.parameters[flow_->tensors[t].parameter].name;
+      }
+  }
+  auto weight_shape = [&](size_t i) -> const std::vector<int64_t>* {
+    if (i < op.inputs.size() && flow_->tensors[op.inputs[i]].parameter >= 0) return &flow_->tensors[op.inputs[i]].shape;
+    return nullptr;
+  };
+  auto& mod = model_.modules[op.module];
+  if (op.kind == OpKind::Embedding || op.name == "Embedding") {
+    shape = {workload_.batch, workload_.tokens};
+    dtype = "int64";
+    return "token ids for " + (mod.name.empty() ? std::string("the root") : mod.name);
+  }
+  const std::vector<int64_t>* w = weight_shape(1);
+  if ((op.name == "Linear" || op.name == "F.linear") && w && w->size() >= 2) {
+    shape = {workload_.batch, workload_.tokens, (*w)[1]};
+    return "features for " + mod.name;
+  }
+  if (op.name.find("onv") != std::string::npos && w && w->size() >= 3) {
+    size_t spatial = w->size() - 2;
+    shape = {workload_.batch, (*w)[1]};
+    // 1-D convs read sequences (audio, tokens): the sequence length, or H*W samples when one
+    // token per forward (decode) would be shorter than any kernel.
+    for (size_t i = 0; i < spatial; ++i)
+      shape.push_back(spatial == 1 ? (workload_.tokens > 1 ? workload_.tokens : workload_.spatial[0] * workload_.spatial[1])
+                                   : workload_.spatial[i % 2]);
+    return "image-like input for " + mod.name;
+  }
+  if ((op.name == "LayerNorm" || op.name == "RMSNorm") && w && !w->empty()) {
+    shape = {workload_.batch, workload_.tokens, (*w)[0]};
+    return "features for " + mod.name;
+  }
+  return "";
+}
+
+// Pass 1 runs forward() only to learn what its inputs are: once the ops recorded so far tell that
+// for every input (as infer_input would read them), the rest of the pass would change nothing.
+void ForwardTracer::probe_inputs() {
+  const auto& inputs = *probe_inputs_;
+  if (probe_reached_.empty()) {
+    probe_reached_.resize(inputs.size());
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      probe_reached_[k].assign(flow_->tensors.size(), 0);
+      probe_reached_[k][inputs[k].id] = 1;
+    }
+    probe_decided_.assign(inputs.size(), false);
+  }
+  bool all = true;
+  std::vector<int64_t> shape;
+  std::string dtype;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    auto& reached = probe_reached_[k];
+    reached.resize(flow_->tensors.size(), 0);
+    for (size_t i = probe_next_op_; i < flow_->ops.size() && !probe_decided_[k]; ++i)
+      probe_decided_[k] = !input_told_by(flow_->ops[i], reached, shape, dtype).empty();
+    all = all && probe_decided_[k];
+  }
+  probe_next_op_ = flow_->ops.size();
+  if (all) interp_.request_stop();
 }
 
 void ForwardTracer::run(const std::shared_ptr<InstanceObj>& root, std::vector<Placeholder>& inputs) {
@@ -1380,8 +1415,13 @@ void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceW
     if (p.default_value) break;              // optional inputs (masks, labels) stay at their defaults
     inputs.push_back({p.name, interp_.new_tensor(std::nullopt, {}), -1});
   }
-  // Pass 1: find what each input is from its first use; pass 2: trace with those shapes.
+  // Pass 1: find what each input is from its first use (it ends there); pass 2: trace with those shapes.
+  probe_inputs_ = &inputs;
+  probe_reached_.clear();
+  probe_next_op_ = 0;
   run(root, inputs);
+  probe_inputs_ = nullptr;
+  interp_.end_stop();
   interp_.take_exception("Exception");
   bool all_known = true;
   for (auto& p : inputs) {

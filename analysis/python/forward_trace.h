@@ -115,6 +115,8 @@ class ForwardTracer {
   Value same_shape(Interpreter& in, ir::OpKind kind, const std::string& name, const Value& x,
                    const std::vector<Value>& extra, const ir::Span& site);
   std::string infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const;
+  std::string input_told_by(const ir::Op& op, std::vector<char>& reached, std::vector<int64_t>& shape, std::string& dtype) const;
+  void probe_inputs();
   void run(const std::shared_ptr<InstanceObj>& root, std::vector<Placeholder>& inputs);
 
   Interpreter& interp_;
@@ -140,6 +142,11 @@ class ForwardTracer {
   std::unordered_set<uint64_t> seen_once_;  // call keys run once, not kept yet
   size_t calls_replayed_ = 0;
   bool changed_prior_state_ = false;
+  // Pass 1's watch on its inputs (probe_inputs): per input, the tensors computed from it so far.
+  const std::vector<Placeholder>* probe_inputs_ = nullptr;
+  std::vector<std::vector<char>> probe_reached_;
+  std::vector<bool> probe_decided_;
+  size_t probe_next_op_ = 0;
 };
 
 }  // namespace shardlens::python

@@ -10,6 +10,8 @@ namespace shardlens::python {
 
 namespace {
 constexpr const char* kBudget = "__analysis_budget__";
+constexpr const char* kStopped = "__analysis_stopped__";  // request_stop(): unwinds everything, like the budget
+bool uncatchable(const std::optional<PendingException>& p) { return p && (p->type == kBudget || p->type == kStopped); }
 
 struct CallDepth {
   int& depth;
@@ -202,8 +204,19 @@ std::shared_ptr<ClassObj> Interpreter::make_builtin_class(const std::string& qua
   return cls;
 }
 
+void Interpreter::request_stop() { stop_requested_ = true; }
+
+void Interpreter::end_stop() {
+  stop_requested_ = false;
+  if (pending_ && pending_->type == kStopped) pending_.reset();
+}
+
 bool Interpreter::step() {
   if (budget_exhausted_) return false;
+  if (stop_requested_) {
+    if (!uncatchable(pending_)) pending_ = PendingException{kStopped, "stopped", {}};
+    return false;
+  }
   if (++steps_ > limits_.max_steps) {
     budget_exhausted_ = true;
     pending_ = PendingException{kBudget, "analysis step budget exhausted", {}};
@@ -227,7 +240,7 @@ Value Interpreter::raise(const std::string& type, const std::string& message, co
 }
 
 bool Interpreter::take_exception(const std::string& type) {
-  if (!pending_ || pending_->type == kBudget) return false;
+  if (!pending_ || uncatchable(pending_)) return false;
   bool matches = pending_->type == type || type == "Exception";
   if (!matches) {
     const Value* raised = builtin("builtins." + pending_->type);
@@ -486,7 +499,7 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
       import_guards_ += guards_imports;
       Flow f = exec_block(s.body, frame);
       import_guards_ -= guards_imports;
-      if (f == Flow::Raise && pending_ && pending_->type != kBudget) {
+      if (f == Flow::Raise && pending_ && !uncatchable(pending_)) {
         PendingException caught = *pending_;
         const ExceptHandler* handler = nullptr;
         for (const auto& h : s.handlers) {

@@ -143,6 +143,10 @@ class Interpreter {
   uint64_t steps() const { return steps_; }
   size_t definitions_reused() const { return definitions_reused_; }
   bool budget_exhausted() const { return budget_exhausted_; }
+  // From the next step on, everything unwinds as if an exception no code can catch were raised,
+  // until end_stop() (the tracer ends its first pass once it knows what it ran it for).
+  void request_stop();
+  void end_stop();
 
   // Registering on nn.Module: the rules of nn.Module.__setattr__.
   void module_set(InstanceObj& module, const std::string& name, Value value, const ir::Span& site);
@@ -223,6 +227,7 @@ class Interpreter {
   int call_depth_ = 0;
   int deepest_call_ = 0;  // the largest call_depth_ reached since set_deepest_call()
   bool budget_exhausted_ = false;
+  bool stop_requested_ = false;
   std::unordered_set<const FunctionDef*> called_;
 };
 

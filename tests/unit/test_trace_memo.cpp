@@ -71,7 +71,7 @@ TEST_CASE("replayed module calls leave the dataflow that executing them leaves, 
   // must actually use the memo.
   CHECK(scripts >= 100);
   CHECK(with_replays >= 15);
-  CHECK(replayed >= 1000);
+  CHECK(replayed >= 500);
 }
 
 TEST_CASE("identical blocks are traced once and replayed") {
@@ -93,9 +93,9 @@ TEST_CASE("identical blocks are traced once and replayed") {
                      "        for b in self.blocks:\n"
                      "            x = b(x)\n"
                      "        return x\n\nmodel = Model()\n";
-  // Two traces (input discovery, then the real one); each keeps the second block's run and
-  // replays blocks 3..8 (their MLPs with them).
-  CHECK(same_with_replays(text) == 12);
+  // Two traces: input discovery, which ends once the embedding tells what `idx` is, then the real
+  // one, which keeps the second block's run and replays blocks 3..8 (their MLPs with them).
+  CHECK(same_with_replays(text) == 6);
   Traced t = trace(text, true);
   CHECK(t.ops > 8 * 6);
 }
@@ -121,8 +121,8 @@ TEST_CASE("a per-layer attribute the forward reads keeps replays to the layers t
                      "            x = b(x)\n"
                      "        return x\n\nmodel = Model()\n";
   // The layer index differs in every block, so no block replays another; their MLPs do (in the
-  // second trace, blocks 2..6).
-  CHECK(same_with_replays(text) >= 5);
+  // second trace, blocks 3..6: the second run is the one kept).
+  CHECK(same_with_replays(text) == 4);
 }
 
 TEST_CASE("calls that change state outside themselves are executed every time") {
