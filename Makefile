@@ -37,6 +37,7 @@ test-asan: setup
 bench: build
 	@$(BUILD)/shardlens_bench_extract
 	@$(BUILD)/shardlens_bench_plan bench/models
+	@$(BUILD)/shardlens_bench_analysis bench/models/lsp_bench_model.py
 	@bash bench/lsp/run.sh --server $(BUILD)/shardlens
 
 clean:

@@ -1,0 +1,109 @@
+// The language server's work per edit without the protocol: DocumentAnalyzer::analyze (incremental
+// parse, re-extraction, trace, plan without alternatives, findings) on the LSP bench model after
+// one-character edits of the kinds bench/lsp makes, each reverted. Every kind runs twice: edits
+// back to back, and edits after 200 ms of idleness, as typing is (bench/lsp's edits are >= 200 ms
+// apart). The two differ by the state the CPU's caches are left in: the figure to compare with the
+// editor's latency is the idle one. Prints figures; asserts nothing.
+//
+//   shardlens_bench_analysis [MODEL.py] [--edits N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "analysis.h"
+#include "ir/heap.h"
+
+using namespace shardlens;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+struct EditKind {
+  const char* name;
+  const char* anchor;  // a line of the model; a character of `chars` goes in at `offset` bytes into it
+  size_t offset;
+  const char* chars;
+};
+
+constexpr const char* kLetters = "abcdefghijklmnopqrstuvwxyz";
+// Edits like those of bench/lsp/lsp_bench.js, in the same places.
+const EditKind kKinds[] = {
+    {"identifier in forward()", "        query_states = self.q_proj(hidden_states)", 30, kLetters},
+    {"identifier in forward()", "        hidden_states = self.cross_attn(hidden_states, encoder_hidden_states", 30, kLetters},
+    {"config value", "    d_ff=5632,", 10, "0123456789"},
+    {"comment", "# ", 2, kLetters},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  keep_freed_memory();
+  std::string path = "bench/models/lsp_bench_model.py";
+  int edits = 40;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--edits") && i + 1 < argc) edits = std::max(2, std::atoi(argv[++i]));
+    else path = argv[i];
+  }
+  const std::string text = read(path);
+  if (text.empty()) {
+    std::fprintf(stderr, "cannot read %s\n", path.c_str());
+    return 1;
+  }
+  server::Settings settings;
+  std::printf("DocumentAnalyzer::analyze on %s (%zu bytes), %d edits per kind (half of them reverts)\n", path.c_str(), text.size(), edits);
+  std::printf("  %-24s %28s %30s\n", "", "back to back: p50 / p90", "after 200 ms idle: p50 / p90");
+  for (const EditKind& kind : kKinds) {
+    size_t at = text.find(kind.anchor);
+    if (at == std::string::npos) {
+      std::fprintf(stderr, "anchor not found: %s\n", kind.anchor);
+      return 1;
+    }
+    const size_t pos = at + kind.offset;
+    double figures[2][2];
+    for (int idle = 0; idle < 2; ++idle) {
+      server::DocumentAnalyzer analyzer;
+      int version = 1;
+      auto first = analyzer.analyze(version++, path, text, {}, true, settings);
+      analyzer.complete(first);
+      std::vector<double> ms;
+      for (int i = 0; i < edits; ++i) {
+        // A new letter each time (as typing is: the planner's memo has not seen the result), then
+        // taken out again.
+        const bool insert = i % 2 == 0;
+        const std::string letter(1, kind.chars[(i / 2) % std::strlen(kind.chars)]);
+        std::string now = text;
+        if (insert) now.insert(pos, letter);
+        server::ByteEdit edit{pos, insert ? pos : pos + 1, insert ? letter : ""};
+        if (idle) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        auto t = Clock::now();
+        auto analysis = analyzer.analyze(version++, path, now, {edit}, false, settings);
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+        analyzer.complete(analysis);  // as the server does before the next edit
+      }
+      figures[idle][0] = percentile(ms, 0.5);
+      figures[idle][1] = percentile(ms, 0.9);
+    }
+    char cells[2][64];
+    for (int idle = 0; idle < 2; ++idle) std::snprintf(cells[idle], sizeof cells[idle], "%.1f / %.1f ms", figures[idle][0], figures[idle][1]);
+    std::printf("  %-24s %28s %30s\n", kind.name, cells[0], cells[1]);
+  }
+  return 0;
+}
