@@ -474,6 +474,14 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     for (auto& u : all_units) c->units.emplace_back(u, u->start_row);
     result.stats.execute_ms = ms(t1) - result.stats.ir_ms;
   }
+  // An exception out of the trace would leave the kept interpreter inside a call: drop it then.
+  struct DropUnlessDone {
+    std::unique_ptr<Construction>& kept;
+    bool done = false;
+    ~DropUnlessDone() {
+      if (!done) kept.reset();
+    }
+  } guard{construction_};
   Interpreter& interp = *c->interp;
   const std::shared_ptr<InstanceObj>& root = c->root;
   const std::unordered_set<uint64_t>& tree_ids = c->tree_ids;
@@ -524,6 +532,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
               std::none_of(all_units.begin(), all_units.end(), [](auto& u) { return !u->problems.empty(); });
   if (!keep) construction_.reset();
   else if (fresh) construction_ = std::move(fresh);
+  guard.done = true;
   made.ok = result.ok;
   made.error = result.error;
   last_ = std::move(made);

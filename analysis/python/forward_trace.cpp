@@ -1348,7 +1348,8 @@ std::string ForwardTracer::input_told_by(const ir::Op& op, std::vector<char>& re
 }
 
 // Pass 1 runs forward() only to learn what its inputs are: once the ops recorded so far tell that
-// for every input (as infer_input would read them), the rest of the pass would change nothing.
+// for every input (the first informative op infer_input reads is among them), the rest of the
+// pass cannot change the answer, and it stops.
 void ForwardTracer::probe_inputs() {
   const auto& inputs = *probe_inputs_;
   if (probe_reached_.empty()) {
