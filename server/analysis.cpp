@@ -154,6 +154,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze(int version, c
 std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int version, const std::string& path, const std::string& text,
                                                                        const std::vector<ByteEdit>& edits, bool reset,
                                                                        const Settings& settings) {
+  retired_.clear();  // what the last analysis replaced, if nobody freed it since (drop_retired)
   auto t0 = std::chrono::steady_clock::now();
   auto a = std::make_shared<DocumentAnalysis>();
   a->version = version;
@@ -202,6 +203,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   // An edit that changed no code (a comment): the last analysis' model and plan still hold.
   extract.reuse_unchanged = !fresh && last_ && last_->settings == settings && last_->exact_graph.empty();
   auto result = extractor_->extract(extract);
+  retired_.push_back(std::move(result.retired));
   // A fresh TorchScript export of this script: the exact graph wins over the static front end
   // (shardlens-graph runs as a child process; its answers are cached by content).
   std::string pt = export_path_for(path);
@@ -210,6 +212,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   if (result.unchanged && !reuse) {
     extract.reuse_unchanged = false;
     result = extractor_->extract(extract);
+    retired_.push_back(std::move(result.retired));
   }
   if (reuse) {
     a->shared_model = last_->shared_model;

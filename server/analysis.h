@@ -97,6 +97,9 @@ class DocumentAnalyzer {
   // A plan of the same model with some parameters pinned (for the cost of an annotation).
   std::optional<plan::PlanResult> plan_with_pins(const DocumentAnalysis& analysis,
                                                  const std::map<std::string, std::string>& pins);
+  // Frees what the last analysis replaced (the previous run of the script): the worker calls it
+  // once the diagnostics are on their way (else the next analysis does, first).
+  void drop_retired() { retired_.clear(); }
 
  private:
   std::shared_ptr<const DocumentAnalysis> analyze_text(int version, const std::string& path, const std::string& text,
@@ -105,6 +108,7 @@ class DocumentAnalyzer {
   plan::Planner planner_;
   std::string path_;
   std::shared_ptr<const DocumentAnalysis> last_;  // its model and plan serve edits that change no code
+  std::vector<std::shared_ptr<void>> retired_;
 };
 
 // The export beside a script ("model.py" -> "model.pt"), as `shardlens export` writes it.

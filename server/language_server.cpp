@@ -186,6 +186,7 @@ class Worker {
         result = a;
       }
       out_.push(AnalysisDone{uri, result});
+      analyzer->drop_retired();
       // Diagnostics are on their way; the alternatives hovers show come next, unless a newer
       // version is waiting (its own analysis will be completed instead).
       if (result && !result->complete) {

@@ -465,7 +465,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     result.stats.construction_reused = true;
     result.stats.execute_ms = ms(t1);
   } else {
-    construction_.reset();
+    if (construction_) result.retired = std::shared_ptr<Construction>(std::move(construction_));
     fresh = std::make_unique<Construction>();
     c = fresh.get();
     c->interp = std::make_unique<Interpreter>();

@@ -57,6 +57,9 @@ struct ExtractResult {
   std::string error;
   ir::ModelIR model;
   ExtractStats stats;
+  // The last extraction's run of the script, when this one replaced it: freeing a model's objects
+  // takes milliseconds, which a caller in a hurry (an editor waiting for diagnostics) spends later.
+  std::shared_ptr<void> retired;
 };
 
 // Owns a document and a cache of lowered top-level statements keyed by their text, so that an
