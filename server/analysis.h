@@ -108,7 +108,7 @@ class DocumentAnalyzer {
   plan::Planner planner_;
   std::string path_;
   std::shared_ptr<const DocumentAnalysis> last_;  // its model and plan serve edits that change no code
-  std::vector<std::shared_ptr<void>> retired_;
+  std::vector<std::shared_ptr<void>> retired_;  // what the last extraction replaced (drop_retired)
 };
 
 // The export beside a script ("model.py" -> "model.pt"), as `shardlens export` writes it.
