@@ -1,8 +1,8 @@
 // An edit confined to the bodies of methods the model's construction never called (a forward())
 // is traced on the last construction instead of running the script again. Whatever it yields
-// must equal a fresh extraction of the edited text: every model script is edited in each of its
-// forward() methods, one edit that keeps the meaning and one that changes it, and the whole IR
-// compared; directed scripts cover what must run the script again.
+// must equal a fresh extraction of the edited text: every model script is edited in its first and
+// last forward(), one edit that keeps the meaning and one that changes it, each reverted, and the
+// whole IR compared; directed scripts cover what must run the script again.
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -29,7 +29,7 @@ std::string fresh(const std::string& text) {
   return everything(e.extract(traced(false)).model);
 }
 
-// A one-line edit in a forward(): (row, byte column, inserted text), or nothing suitable.
+// A one-line edit in a forward(): at (row, byte column), `remove` bytes replaced by `text`.
 struct LineEdit {
   uint32_t row = 0, column = 0;
   std::string text;
