@@ -12,6 +12,8 @@ namespace {
 constexpr const char* kBudget = "__analysis_budget__";
 constexpr const char* kStopped = "__analysis_stopped__";  // request_stop(): unwinds everything, like the budget
 bool uncatchable(const std::optional<PendingException>& p) { return p && (p->type == kBudget || p->type == kStopped); }
+// Events are reported once per (what, reason, position, owner).
+auto event_key(const Event& e) { return std::make_tuple(e.what, e.reason, e.span.line, e.span.column, e.owner); }
 
 struct CallDepth {
   int& depth;
@@ -93,10 +95,7 @@ Interpreter::~Interpreter() {
 }
 
 void Interpreter::rollback(const Checkpoint& to) {
-  for (size_t i = to.events; i < events_.size(); ++i) {
-    const Event& e = events_[i];
-    event_keys_.erase(std::make_tuple(e.what, e.reason, e.span.line, e.span.column, e.owner));
-  }
+  for (size_t i = to.events; i < events_.size(); ++i) event_keys_.erase(event_key(events_[i]));
   if (events_.size() > to.events) events_.resize(to.events);
   if (notes_.size() > to.notes) notes_.resize(to.notes);
   steps_ = to.steps;
@@ -228,10 +227,9 @@ bool Interpreter::step() {
 uint64_t Interpreter::event_owner() const { return constructing_.empty() ? 0 : constructing_.front()->id; }
 
 void Interpreter::note(const std::string& what, const std::string& reason, const ir::Span& span) {
-  uint64_t owner = event_owner();
-  auto key = std::make_tuple(what, reason, span.line, span.column, owner);
-  if (!event_keys_.insert(key).second) return;
-  events_.push_back({what, reason, span, owner});
+  Event event{what, reason, span, event_owner()};
+  if (!event_keys_.insert(event_key(event)).second) return;
+  events_.push_back(std::move(event));
 }
 
 Value Interpreter::raise(const std::string& type, const std::string& message, const ir::Span& site) {
