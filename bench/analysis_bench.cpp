@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "analysis.h"
-#include "ir/heap.h"
+#include "worker_thread.h"
 
 using namespace shardlens;
 using Clock = std::chrono::steady_clock;
@@ -54,8 +54,7 @@ const EditKind kKinds[] = {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  keep_freed_memory();
+static int run(int argc, char** argv) {
   std::string path = "bench/models/lsp_bench_model.py";
   int edits = 40;
   for (int i = 1; i < argc; ++i) {
@@ -108,3 +107,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+int main(int argc, char** argv) { return shardlens::bench::run_on_worker_thread(run, argc, argv); }

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/heap.h"
+#include "worker_thread.h"
 #include "python/extractor.h"
 
 using namespace shardlens;
@@ -79,8 +79,7 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-int main() {
-  shardlens::keep_freed_memory();
+static int run(int, char**) {
   std::string text = make_model_file(62);
   int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
   const int runs = 15;
@@ -140,3 +139,5 @@ int main() {
   std::printf("peak memory (max RSS):            %7.1f MiB\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
   return 0;
 }
+
+int main(int argc, char** argv) { return shardlens::bench::run_on_worker_thread(run, argc, argv); }

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/heap.h"
+#include "worker_thread.h"
 #include "plan/plan.h"
 #include "python/extractor.h"
 
@@ -147,8 +147,7 @@ void run(const std::string& name, const std::string& path, const std::string& ed
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  shardlens::keep_freed_memory();
+static int run(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "bench/models";
   std::string only = argc > 2 ? argv[2] : "";
   if (argc > 3 && std::string(argv[3]) == "loop-extract") {
@@ -213,3 +212,5 @@ int main(int argc, char** argv) {
     run("MoE (61 layers, 256 experts)", dir + "/moe_61.py", "F.silu(self.w1(x))", "F.gelu(self.w1(x))");
   return 0;
 }
+
+int main(int argc, char** argv) { return shardlens::bench::run_on_worker_thread(run, argc, argv); }

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -17,6 +18,7 @@
 
 #include "analysis.h"
 #include "emit/report.h"
+#include "ir/heap.h"
 #include "torch/export_runner.h"
 #include "lsp_features.h"
 #include "plan/plan_output.h"
@@ -132,6 +134,7 @@ class Worker {
 
  private:
   void run() {
+    use_huge_pages_for_thread_heap();
     for (;;) {
       std::string uri;
       Job job;
@@ -163,6 +166,7 @@ class Worker {
         cancelled_in_a_row_.erase(uri);
         continue;
       }
+      use_huge_pages_for_thread_heap();  // the arena may have grown a new heap
       auto& analyzer = analyzers_[uri];
       if (!analyzer) analyzer = std::make_unique<DocumentAnalyzer>();
       std::shared_ptr<const DocumentAnalysis> result;
@@ -323,6 +327,7 @@ class Server {
  private:
   // ---- transport ----------------------------------------------------------------------------
   static void read_loop(EventQueue& queue, protocol::Transport& transport) {
+    use_huge_pages_for_thread_heap();
     protocol::MessageReader reader;
     std::string chunk;
     while (transport.read_some(chunk)) {
@@ -944,8 +949,22 @@ class Server {
 }  // namespace
 
 int run_language_server(protocol::Transport& transport, const ServerOptions& options) {
-  Server server(transport, options);
-  return server.run();
+  // The main loop runs on a thread of its own: a thread's heap, unlike the main thread's, can be
+  // given huge pages (ir/heap.h), and hovers, like analyses, come after pauses.
+  int code = 1;
+  std::exception_ptr failure;
+  std::thread loop([&] {
+    use_huge_pages_for_thread_heap();
+    try {
+      Server server(transport, options);
+      code = server.run();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  loop.join();
+  if (failure) std::rethrow_exception(failure);
+  return code;
 }
 
 }  // namespace shardlens::server

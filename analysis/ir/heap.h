@@ -2,10 +2,6 @@
 // benchmarks (so that they measure what ships).
 #pragma once
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 namespace shardlens {
 
 // Every re-plan allocates and frees vectors of several MiB (a 61-layer MoE's parameter records
@@ -13,11 +9,18 @@ namespace shardlens {
 // its threshold, heap trimming above twice that), and the next plan faults every page back in:
 // about 1.4 µs per 4 KiB page on the 2-core CI machines, 4 of the MoE bench's 37 ms re-plan.
 // Keeping freed memory in the heap costs at most the trim threshold in resident memory.
-inline void keep_freed_memory() {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);
-#endif
-}
+void keep_freed_memory();
+
+// Asks the kernel to back the calling thread's malloc heap with transparent huge pages (2 MiB).
+// On the CI-class virtual machines the first touch of each 4 KiB page after the process has slept
+// a while costs microseconds (the host's page tables, not the guest's faults), so an analysis
+// started after a pause in typing ran 3-4x slower than one started right after the last; with
+// 2 MiB pages the penalty all but goes (bench/: shardlens_bench_analysis, bench/lsp). Call it
+// first thing in a thread that analyses (the server's worker, the parser's threads) and again
+// from time to time: an arena that outgrew its first heap gets a new one. Cheap once done (a
+// malloc and a set lookup). Does nothing when the kernel's THP mode is not `madvise` (`always`
+// needs no advice, `never` forbids it), for the main thread's heap (glibc grows it with brk; the
+// main thread only does the protocol), under sanitizers, and when SHARDLENS_HUGE_PAGES=0.
+void use_huge_pages_for_thread_heap();
 
 }  // namespace shardlens

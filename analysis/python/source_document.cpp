@@ -1,5 +1,7 @@
 #include "python/source_document.h"
 
+#include "ir/heap.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <system_error>
@@ -161,6 +163,7 @@ void SourceDocument::parse_pieces(const std::vector<uint32_t>& starts, const Pie
     pieces_[i].parser = new_parser();
   }
   auto parse = [&](size_t i) {
+    use_huge_pages_for_thread_heap();  // the trees outlive the thread; the worker walks them
     reparse_piece(i);
     if (parsed) parsed(ts_tree_root_node(pieces_[i].tree), text_);
   };

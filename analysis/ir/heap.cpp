@@ -1,0 +1,113 @@
+#include "ir/heap.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SHARDLENS_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SHARDLENS_SANITIZED 1
+#endif
+#endif
+
+namespace shardlens {
+
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
+}
+
+#if defined(__GLIBC__) && defined(__linux__) && !defined(SHARDLENS_SANITIZED)
+
+namespace {
+
+bool huge_pages_wanted() {
+  static const bool wanted = [] {
+    if (const char* env = std::getenv("SHARDLENS_HUGE_PAGES"); env && std::strcmp(env, "0") == 0) return false;
+    std::ifstream mode("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string line;
+    std::getline(mode, line);
+    return line.find("[madvise]") != std::string::npos;
+  }();
+  return wanted;
+}
+
+struct Mapping {
+  uintptr_t start = 0, end = 0;
+  std::string perms;
+  bool anonymous = false;  // no file, not [heap] or [stack] (glibc >= 2.38 may name it [anon:...])
+};
+
+bool parse_mapping(const std::string& line, Mapping& m) {
+  unsigned long start = 0, end = 0, inode = 0;
+  char perms[8] = {};
+  int path_at = 0;
+  if (std::sscanf(line.c_str(), "%lx-%lx %7s %*s %*s %lu %n", &start, &end, perms, &inode, &path_at) < 4) return false;
+  m.start = start;
+  m.end = end;
+  m.perms = perms;
+  const std::string path = path_at > 0 && static_cast<size_t>(path_at) < line.size() ? line.substr(static_cast<size_t>(path_at)) : "";
+  m.anonymous = inode == 0 && (path.empty() || path.rfind("[anon:", 0) == 0);
+  return true;
+}
+
+// glibc reserves each heap of a thread arena as an inaccessible block of this size and alignment
+// (HEAP_MAX_SIZE on 64-bit) and makes it writable page by page as the heap grows.
+constexpr uintptr_t kArenaHeapBytes = uintptr_t{64} << 20;
+
+}  // namespace
+
+void use_huge_pages_for_thread_heap() {
+  if (!huge_pages_wanted()) return;
+  void* probe = std::malloc(64);
+  const auto at = reinterpret_cast<uintptr_t>(probe);
+  std::free(probe);
+  const uintptr_t block = at & ~(kArenaHeapBytes - 1);
+  static std::mutex mutex;
+  static std::unordered_set<uintptr_t> examined;
+  std::lock_guard lock(mutex);
+  if (!examined.insert(block).second) return;
+  // Only a block made of anonymous mappings, writable or reserved, is taken for a glibc heap; the
+  // main thread's ([heap], grown by brk) and anything unexpected are left alone.
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  Mapping m;
+  uintptr_t covered = block;
+  while (covered < block + kArenaHeapBytes && std::getline(maps, line)) {
+    if (!parse_mapping(line, m) || m.end <= covered) continue;
+    if (covered == block && m.start != block) return;  // a heap begins its block
+    if (m.start > covered || !m.anonymous || (m.perms != "rw-p" && m.perms != "---p")) return;
+    covered = m.end;
+  }
+  if (covered < block + kArenaHeapBytes) return;
+  // Advice alone does not do: a 2 MiB page is only placed where the whole 2 MiB is mapped when
+  // first touched, and glibc's page-by-page growth never leaves it so. The reserve is made
+  // writable up front (it is reserved without swap accounting; pages cost memory only when
+  // touched), so every fault past the current end can take a huge page.
+  void* base = reinterpret_cast<void*>(block);
+  if (mprotect(base, kArenaHeapBytes, PROT_READ | PROT_WRITE) == 0) madvise(base, kArenaHeapBytes, MADV_HUGEPAGE);
+}
+
+#else
+
+void use_huge_pages_for_thread_heap() {}
+
+#endif
+
+}  // namespace shardlens
