@@ -13,14 +13,15 @@ void keep_freed_memory();
 
 // Asks the kernel to back the calling thread's malloc heap with transparent huge pages (2 MiB).
 // On the CI-class virtual machines the first touch of each 4 KiB page after the process has slept
-// a while costs microseconds (the host's page tables, not the guest's faults), so an analysis
+// a while costs microseconds (no more faults are seen inside the guest), so an analysis
 // started after a pause in typing ran 3-4x slower than one started right after the last; with
 // 2 MiB pages the penalty all but goes (bench/: shardlens_bench_analysis, bench/lsp). Call it
 // first thing in a thread that analyses (the server's worker, the parser's threads) and again
 // from time to time: an arena that outgrew its first heap gets a new one. Cheap once done (a
 // malloc and a set lookup). Does nothing when the kernel's THP mode is not `madvise` (`always`
 // needs no advice, `never` forbids it), for the main thread's heap (glibc grows it with brk; the
-// main thread only does the protocol), under sanitizers, and when SHARDLENS_HUGE_PAGES=0.
+// server's main thread only waits for its main loop's), under sanitizers, and when
+// SHARDLENS_HUGE_PAGES=0.
 void use_huge_pages_for_thread_heap();
 
 }  // namespace shardlens

@@ -29,7 +29,7 @@ SmapsEntry mapping_of(const void* p) {
   while (std::getline(smaps, line)) {
     unsigned long s = 0, e = 0;
     char dash = 0;
-    if (std::sscanf(line.c_str(), "%lx%c%lx", &s, &dash, &e) == 3 && dash == '-' && line.find(' ') == line.find_first_of(" \t")) {
+    if (std::sscanf(line.c_str(), "%lx%c%lx", &s, &dash, &e) == 3 && dash == '-') {  // a mapping's header line
       if (current.end && at >= current.start && at < current.end) found = current;
       current = SmapsEntry{s, e, line, "", 0};
     } else if (line.rfind("VmFlags:", 0) == 0) {
