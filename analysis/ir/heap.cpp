@@ -33,17 +33,24 @@ void keep_freed_memory() {
 #endif
 }
 
-#if defined(__GLIBC__) && defined(__linux__) && !defined(SHARDLENS_SANITIZED)
+// 64-bit only: glibc's thread heaps are 1 MiB blocks on 32-bit systems.
+#if defined(__GLIBC__) && defined(__linux__) && !defined(SHARDLENS_SANITIZED) && UINTPTR_MAX > 0xffffffffu
 
 namespace {
+
+std::string first_line(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
 
 bool huge_pages_wanted() {
   static const bool wanted = [] {
     if (const char* env = std::getenv("SHARDLENS_HUGE_PAGES"); env && std::strcmp(env, "0") == 0) return false;
-    std::ifstream mode("/sys/kernel/mm/transparent_hugepage/enabled");
-    std::string line;
-    std::getline(mode, line);
-    return line.find("[madvise]") != std::string::npos;
+    // Under strict overcommit the writable reserve (below) would be charged in full.
+    if (first_line("/proc/sys/vm/overcommit_memory") == "2") return false;
+    return first_line("/sys/kernel/mm/transparent_hugepage/enabled").find("[madvise]") != std::string::npos;
   }();
   return wanted;
 }

@@ -20,8 +20,8 @@ void keep_freed_memory();
 // from time to time: an arena that outgrew its first heap gets a new one. Cheap once done (a
 // malloc and a set lookup). Does nothing when the kernel's THP mode is not `madvise` (`always`
 // needs no advice, `never` forbids it), for the main thread's heap (glibc grows it with brk; the
-// server's main thread only waits for its main loop's), under sanitizers, and when
-// SHARDLENS_HUGE_PAGES=0.
+// server's main thread only waits for its main loop's), under sanitizers or strict overcommit
+// (vm.overcommit_memory=2), on 32-bit systems, and when SHARDLENS_HUGE_PAGES=0.
 void use_huge_pages_for_thread_heap();
 
 }  // namespace shardlens
