@@ -216,6 +216,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
   };
   StateTable table;
   State scratch;  // the candidate state being built (reused: duplicates cost no allocation)
+  std::vector<std::pair<int, double>> usable;  // per leaf op: (strategy, its collectives' cost)
   auto output_pin = [&](const ir::Op& op) -> const Spec* {
     if (ctx.pinned_outputs.empty() || op.module < 0) return nullptr;
     auto it = ctx.pinned_outputs.find(op.module);
@@ -277,23 +278,43 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
       if (op.kind == OpKind::Call) {
         // The callee's memo key without its entry specs: the same for every state.
         const uint64_t callee_key = mix64(mix64(mix64(nbody.signature, ctx_hash), 0x77), pins_key(prep, nb, ctx));
+        const size_t ext_count = nbody.ext.size();
+        std::vector<std::vector<Spec>> storage_options(ext_count);  // per free ext tensor, made once per step
+        std::vector<const Spec*> options(ext_count);
+        std::vector<size_t> option_count(ext_count), digit(ext_count);
+        const Spec replicated = Spec::R();
+        std::vector<Spec> e(ext_count);
         for (int ni = 0; ni < static_cast<int>(cur.size()); ++ni) {
           const Node& node = cur[ni];
-          // Entry specs: from the state; free tensors enumerate their storage layouts.
-          std::vector<std::vector<Spec>> entries{{}};
-          for (int t : nbody.ext) {
-            const Spec* have = find(node.state, t);
-            std::vector<Spec> options = have ? std::vector<Spec>{*have} : (is_free(flow, t) ? free_options(prep, t, ctx) : std::vector<Spec>{Spec::R()});
-            std::vector<std::vector<Spec>> grown;
-            for (auto& e : entries)
-              for (auto& o : options) {
-                auto g = e;
-                g.push_back(o);
-                grown.push_back(std::move(g));
-              }
-            entries = std::move(grown);
+          // Entry specs: from the state; free tensors enumerate their storage layouts, every
+          // combination, the last tensor's fastest.
+          bool any = true;
+          for (size_t i = 0; i < ext_count; ++i) {
+            const int t = nbody.ext[i];
+            if (const Spec* have = find(node.state, t)) {
+              options[i] = have;
+              option_count[i] = 1;
+            } else if (is_free(flow, t)) {
+              if (storage_options[i].empty()) storage_options[i] = free_options(prep, t, ctx);
+              options[i] = storage_options[i].data();
+              option_count[i] = storage_options[i].size();
+            } else {
+              options[i] = &replicated;
+              option_count[i] = 1;
+            }
+            any = any && option_count[i] > 0;
+            digit[i] = 0;
           }
-          for (auto& e : entries) {
+          for (bool more = any; more;) {
+            for (size_t i = 0; i < ext_count; ++i) e[i] = options[i][digit[i]];
+            more = false;
+            for (size_t i = ext_count; i-- > 0;) {
+              if (++digit[i] < option_count[i]) {
+                more = true;
+                break;
+              }
+              digit[i] = 0;
+            }
             uint64_t k = callee_key;
             for (auto& s : e) k = mix64(k, s.code());
             const MemoEntry& me = solve_body(prep, nb, e, ctx, k);
@@ -397,17 +418,23 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
       bool has_sharded_norm = false;
       if (op.kind == OpKind::Norm && ctx.filter.sharded_norms)
         for (auto& s : strats) has_sharded_norm |= s.in[0].sharded() && s.label == "sharded";
+      // The strategies this step may use, with what each costs beyond its compute (the statistics
+      // all-reduces): the same for every state.
+      usable.clear();
+      for (int si = 0; si < static_cast<int>(strats.size()); ++si) {
+        const Strat& st = strats[si];
+        if (!(ctx.filter.allowed & st.tag)) continue;
+        if (has_sharded_norm && !(st.in[0].sharded() && st.label == "sharded")) continue;
+        usable.push_back({si, st.extra_count ? st.extra_count * (collective_us(ctx, Ccl::AllReduce, st.extra_bytes) + ctx.ccl_penalty_us) : 0.0});
+      }
       for (int ni = 0; ni < static_cast<int>(cur.size()); ++ni) {
         const Node& node = cur[ni];
-        for (int si = 0; si < static_cast<int>(strats.size()); ++si) {
+        for (const auto& [si, extra_us] : usable) {
           const Strat& st = strats[si];
-          if (!(ctx.filter.allowed & st.tag)) continue;
-          if (has_sharded_norm && !(st.in[0].sharded() && st.label == "sharded")) continue;
           Node n;
           scratch = node.state;
           n.cost = node.cost + st.compute_us;
-          if (st.extra_count)
-            n.cost += st.extra_count * (collective_us(ctx, Ccl::AllReduce, st.extra_bytes) + ctx.ccl_penalty_us);
+          if (st.extra_count) n.cost += extra_us;
           bool ok = true;
           for (size_t i = 0; i < op.inputs.size() && ok; ++i) {
             // An input used twice by one op (x * x) takes the first requirement.
