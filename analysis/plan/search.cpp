@@ -434,7 +434,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
           Node n;
           scratch = node.state;
           n.cost = node.cost + st.compute_us;
-          if (st.extra_count) n.cost += extra_us;
+          n.cost += extra_us;
           bool ok = true;
           for (size_t i = 0; i < op.inputs.size() && ok; ++i) {
             // An input used twice by one op (x * x) takes the first requirement.

@@ -42,19 +42,15 @@ SmapsEntry mapping_of(const void* p) {
   return found;
 }
 
-bool thp_mode_is_madvise() {
-  std::ifstream mode("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string line;
-  std::getline(mode, line);
-  return line.find("[madvise]") != std::string::npos;
-}
-
-bool strict_overcommit() {
-  std::ifstream in("/proc/sys/vm/overcommit_memory");
+std::string first_line(const char* path) {
+  std::ifstream in(path);
   std::string line;
   std::getline(in, line);
-  return line == "2";
+  return line;
 }
+
+bool thp_mode_is_madvise() { return first_line("/sys/kernel/mm/transparent_hugepage/enabled").find("[madvise]") != std::string::npos; }
+bool strict_overcommit() { return first_line("/proc/sys/vm/overcommit_memory") == "2"; }
 
 bool sanitized() {
 #if defined(__SANITIZE_ADDRESS__)
