@@ -58,10 +58,9 @@ Fit blackhole_fit(Ccl kind, Topology t) {
 double ccl_time_us(const Hardware& hw, Ccl kind, int n, Topology topology, double tensor_bytes) {
   if (n <= 1) return 0;
   const double N = n;
-  Fit f = hw.name == "blackhole" ? blackhole_fit(kind, topology) : wormhole_fit(kind, topology);
-  bool ring = topology == Topology::Ring && hw.name != "blackhole";
+  Fit f = hw.blackhole_fits ? blackhole_fit(kind, topology) : wormhole_fit(kind, topology);
+  bool ring = topology == Topology::Ring && !hw.blackhole_fits;
   double steps = ring ? N / 2 : N - 1;
-  if (hw.name == "blackhole") steps = N - 1;
   double bytes_per_us = f.gb_per_s * 1e3;  // GB/s = 1e3 bytes/µs
   double moved = 0;  // bytes through the bottleneck, from the per-device input size
   switch (kind) {

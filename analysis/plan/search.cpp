@@ -19,9 +19,11 @@ using ir::OpKind;
 
 namespace {
 
-using State = std::vector<std::pair<int, Spec>>;  // sorted by tensor id
+using StateEntry = std::pair<int, Spec>;
+using State = std::vector<StateEntry>;  // sorted by tensor id
+using StateView = std::span<const StateEntry>;
 
-const Spec* find(const State& s, int t) {
+const Spec* find(StateView s, int t) {
   auto it = std::lower_bound(s.begin(), s.end(), t, [](const auto& e, int v) { return e.first < v; });
   return it != s.end() && it->first == t ? &it->second : nullptr;
 }
@@ -38,7 +40,7 @@ uint64_t entry_hash(int t, Spec spec) {
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   return x ^ (x >> 31);
 }
-uint64_t hash_of(const State& s) {
+uint64_t hash_of(StateView s) {
   uint64_t h = 0xcbf29ce484222325ULL;
   for (auto& [t, spec] : s) h += entry_hash(t, spec);
   return h;
@@ -89,12 +91,28 @@ double storage_cost(const Prepared& prep, int t, Spec s, const Context& ctx) {
 }
 
 struct Node {
-  State state;
+  uint32_t state_at = 0, state_size = 0;  // the state's entries in its step's StatePool
   uint64_t hash = 0;  // of state
   double cost = 0;
   int prev = -1;
   Decision decision;
   std::pair<uint64_t, int> nested{0, -1};
+};
+
+// The states of one step, back to back in one buffer: a state costs no allocation of its own
+// (the search builds and drops hundreds of thousands per plan).
+class StatePool {
+ public:
+  StateView view(const Node& n) const { return {entries_.data() + n.state_at, n.state_size}; }
+  void store(Node& n, const State& s) {
+    n.state_at = static_cast<uint32_t>(entries_.size());
+    n.state_size = static_cast<uint32_t>(s.size());
+    entries_.insert(entries_.end(), s.begin(), s.end());
+  }
+  void clear() { entries_.clear(); }
+
+ private:
+  std::vector<StateEntry> entries_;
 };
 
 // The states of one step, merged by equality: open addressing over node indices (the search
@@ -110,16 +128,16 @@ class StateTable {
     size_ = 0;
   }
   // The node holding `state`, or -1.
-  int find(const std::vector<Node>& nodes, uint64_t hash, const State& state) const {
-    return find_if(nodes, hash, [&](const State& s) { return s == state; });
+  int find(const std::vector<Node>& nodes, const StatePool& pool, uint64_t hash, const State& state) const {
+    return find_if(nodes, pool, hash, [&](StateView s) { return std::equal(s.begin(), s.end(), state.begin(), state.end()); });
   }
   // The node with this hash whose state satisfies `equal`, or -1.
   template <typename Equal>
-  int find_if(const std::vector<Node>& nodes, uint64_t hash, const Equal& equal) const {
+  int find_if(const std::vector<Node>& nodes, const StatePool& pool, uint64_t hash, const Equal& equal) const {
     for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
       int n = slots_[i];
       if (n < 0) return -1;
-      if (nodes[n].hash == hash && equal(nodes[n].state)) return n;
+      if (nodes[n].hash == hash && equal(pool.view(nodes[n]))) return n;
     }
   }
   // `node` is the newest of `nodes`; all before it are in the table.
@@ -194,11 +212,15 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
   const auto& body = prep.bodies[b];
   std::vector<std::vector<Node>> layers;
   layers.reserve(body.items.size() + 1);
+  // The states of the step being extended and of the step being built.
+  StatePool cur_pool, next_pool;
   {
     Node start;
+    State state;
     for (size_t i = 0; i < body.ext.size() && i < entry.size(); ++i)
-      if (body.last_use_of(body.ext[i]) >= 0) put(start.state, body.ext[i], entry[i]);
-    start.hash = hash_of(start.state);
+      if (body.last_use_of(body.ext[i]) >= 0) put(state, body.ext[i], entry[i]);
+    start.hash = hash_of(state);
+    cur_pool.store(start, state);
     layers.push_back({std::move(start)});
   }
   auto live_after = [&](int t, int pos) { return body.last_use_of(t) > pos; };
@@ -230,11 +252,12 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
     std::vector<Node> next;
     const auto& cur = layers.back();
     table.reset(cur.size());
+    next_pool.clear();
     // Merges the candidate in `scratch` (with `n`'s cost and back-pointers) into the step's states.
     auto relax = [&](Node&& n) {
       prune_dead(scratch, p);
       uint64_t k = hash_of(scratch);
-      int found = table.find(next, k, scratch);
+      int found = table.find(next, next_pool, k, scratch);
       if (found >= 0) {
         Node& other = next[found];
         if (n.cost < other.cost - 1e-9) {
@@ -245,13 +268,13 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
         }
         return;
       }
-      n.state = scratch;
+      next_pool.store(n, scratch);
       n.hash = k;
       next.push_back(std::move(n));
       table.insert(next, static_cast<int>(next.size()) - 1);
     };
     // Transition of a tensor to `to`, first uses of free tensors included.
-    auto move = [&](const State& s, int t, Spec to, double& cost, State& ns) -> bool {
+    auto move = [&](StateView s, int t, Spec to, double& cost, State& ns) -> bool {
       const Spec* have = find(s, t);
       Spec from = have ? *have : Spec::R();
       if (!have && is_free(flow, t)) {
@@ -286,12 +309,13 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
         std::vector<Spec> e(ext_count);
         for (int ni = 0; ni < static_cast<int>(cur.size()); ++ni) {
           const Node& node = cur[ni];
+          const StateView state = cur_pool.view(node);
           // Entry specs: from the state; free tensors enumerate their storage layouts, every
           // combination, the last tensor's fastest.
           bool any = true;
           for (size_t i = 0; i < ext_count; ++i) {
             const int t = nbody.ext[i];
-            if (const Spec* have = find(node.state, t)) {
+            if (const Spec* have = find(state, t)) {
               options[i] = have;
               option_count[i] = 1;
             } else if (is_free(flow, t)) {
@@ -321,12 +345,12 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
             for (int x = 0; x < static_cast<int>(me.exits.size()); ++x) {
               const Exit& ex = me.exits[x];
               Node n;
-              scratch = node.state;
+              scratch.assign(state.begin(), state.end());
               n.cost = node.cost + ex.cost;
               n.prev = ni;
               for (size_t i = 0; i < nbody.ext.size(); ++i) {
                 int t = nbody.ext[i];
-                if (!find(node.state, t) && is_free(flow, t)) {
+                if (!find(state, t) && is_free(flow, t)) {
                   n.decision.free_specs.push_back(e[i]);
                   n.cost += storage_cost(prep, t, e[i], ctx);
                   if (live_after(t, p)) put(scratch, t, e[i]);
@@ -372,15 +396,16 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
         int x_rank = static_cast<int>(flow.tensors[x_tensor].shape.size());
         for (int ni = 0; ni < static_cast<int>(cur.size()); ++ni) {
           const Node& node = cur[ni];
+          const StateView state = cur_pool.view(node);
           auto with_inputs = [&](Spec xs, Spec ps, double extra, Spec out, int mode, std::pair<uint64_t, int> nested,
                                  uint16_t tag) {
             if (!(ctx.filter.allowed & tag) || !(ctx.filter.experts_allowed & tag)) return;
             Node n;
-            scratch = node.state;
+            scratch.assign(state.begin(), state.end());
             n.cost = node.cost + extra;
             n.prev = ni;
-            if (!move(node.state, op.inputs[0], xs, n.cost, scratch)) return;
-            if (op.inputs.size() > 1 && !move(node.state, op.inputs[1], ps, n.cost, scratch)) return;
+            if (!move(state, op.inputs[0], xs, n.cost, scratch)) return;
+            if (op.inputs.size() > 1 && !move(state, op.inputs[1], ps, n.cost, scratch)) return;
             if (live_after(op.outputs[0], p)) put(scratch, op.outputs[0], out);
             n.decision.experts_mode = mode;
             n.decision.experts_tokens = xs;
@@ -429,10 +454,11 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
       }
       for (int ni = 0; ni < static_cast<int>(cur.size()); ++ni) {
         const Node& node = cur[ni];
+        const StateView state = cur_pool.view(node);
         for (const auto& [si, extra_us] : usable) {
           const Strat& st = strats[si];
           Node n;
-          scratch = node.state;
+          scratch.assign(state.begin(), state.end());
           n.cost = node.cost + st.compute_us;
           n.cost += extra_us;
           bool ok = true;
@@ -441,7 +467,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
             bool repeated = false;
             for (size_t j = 0; j < i; ++j) repeated |= op.inputs[j] == op.inputs[i];
             if (repeated) continue;
-            ok = move(node.state, op.inputs[i], st.in[i], n.cost, scratch);
+            ok = move(state, op.inputs[i], st.in[i], n.cost, scratch);
           }
           if (!ok) continue;
           for (size_t o = 0; o < op.outputs.size() && o < st.out.size(); ++o) {
@@ -470,15 +496,16 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
       std::vector<char> dominated(next.size(), 0);
       for (size_t k = 0; k < next.size(); ++k) {
         const Node& n = next[k];
-        for (size_t e = 0; e < n.state.size() && !dominated[k]; ++e) {
-          const auto& [t, spec] = n.state[e];
+        const StateView state = next_pool.view(n);
+        for (size_t e = 0; e < state.size() && !dominated[k]; ++e) {
+          const auto& [t, spec] = state[e];
           if (spec.kind == kReplicated) continue;
           // The state with entry e replicated, probed by its hash.
           uint64_t h = n.hash - entry_hash(t, spec) + entry_hash(t, Spec::R());
-          int other = table.find_if(next, h, [&](const State& s) {
-            if (s.size() != n.state.size()) return false;
+          int other = table.find_if(next, next_pool, h, [&](StateView s) {
+            if (s.size() != state.size()) return false;
             for (size_t i = 0; i < s.size(); ++i)
-              if (i == e ? !(s[i].first == t && s[i].second == Spec::R()) : !(s[i] == n.state[i])) return false;
+              if (i == e ? !(s[i].first == t && s[i].second == Spec::R()) : !(s[i] == state[i])) return false;
             return true;
           });
           if (other >= 0 && next[other].cost <= n.cost) dominated[k] = 1;
@@ -504,11 +531,11 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
       if (debug)
         std::fprintf(stderr, "truncated: body %d (module %s) at item %zu/%zu (%s), %zu live tensors, ext %zu\n", b,
                      body.op >= 0 && flow.ops[body.op].module >= 0 ? prep.model->modules[flow.ops[body.op].module].name.c_str() : "(root)",
-                     pos, body.items.size(), op.name.c_str(), next[0].state.size(), body.ext.size());
+                     pos, body.items.size(), op.name.c_str(), static_cast<size_t>(next[0].state_size), body.ext.size());
     }
     layers.push_back(std::move(next));
-    // Walking back needs only the back-pointers of earlier steps.
-    for (Node& n : layers[layers.size() - 2]) State().swap(n.state);
+    // Walking back needs only the back-pointers of earlier steps: their states may go.
+    std::swap(cur_pool, next_pool);
   }
 
   MemoEntry entry_result;
@@ -521,7 +548,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
       std::vector<Spec> outs;
       double cost = node.cost;
       for (int t : body.outputs) {
-        const Spec* s = find(node.state, t);
+        const Spec* s = find(cur_pool.view(node), t);
         Spec spec = s ? *s : Spec::R();
         if (b == 0 && !(spec == Spec::R())) {
           // The model's outputs leave replicated (logits gathered for sampling).

@@ -71,7 +71,7 @@ const Hardware* find_hardware(const std::string& name) {
                                   "tt-metal tech_reports/CCLs/CCL_bandwidth.md"};
   static const Hardware kBlackhole{"blackhole", 32e9, 512e9, 332e12, 0.515,
                                    "Blackhole: 32 GB at 512 GB/s, ~332 TFLOPS BF16 (120-core firmware); Galaxy "
-                                   "ring bus 94 GB/s all-gather, 86 GB/s all-reduce"};
+                                   "ring bus 94 GB/s all-gather, 86 GB/s all-reduce", true};
   if (name == "wormhole") return &kWormhole;
   if (name == "blackhole") return &kBlackhole;
   return nullptr;

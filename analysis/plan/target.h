@@ -42,6 +42,7 @@ struct Hardware {
   double flops_per_s;        // dense bf16 per chip
   double hop_latency_us;     // per Ethernet hop
   const char* source;
+  bool blackhole_fits = false;  // its collectives follow the Blackhole fits (ccl_cost.cpp), not Wormhole's
 };
 
 // "wormhole" (default) or "blackhole"; null when unknown.
