@@ -110,6 +110,7 @@ class StatePool {
     entries_.insert(entries_.end(), s.begin(), s.end());
   }
   void clear() { entries_.clear(); }
+  size_t capacity_bytes() const { return entries_.capacity() * sizeof(StateEntry); }
 
  private:
   std::vector<StateEntry> entries_;
@@ -146,6 +147,7 @@ class StateTable {
     place(nodes[node].hash, node);
     ++size_;
   }
+  size_t capacity_bytes() const { return slots_.capacity() * sizeof(int); }
 
  private:
   void place(uint64_t hash, int node) {
@@ -162,6 +164,46 @@ class StateTable {
   std::vector<int> slots_;
   size_t mask_ = 0, size_ = 0;
 };
+
+// What one body's search allocates, kept on its thread for the next search: a re-plan solves
+// hundreds of bodies, and allocating their steps afresh was a good part of the search's time.
+struct Workspace {
+  std::vector<std::vector<Node>> layers;  // per step of the body; emptied, capacity kept
+  std::vector<std::vector<Node>> spare;   // step vectors of earlier searches
+  StatePool pools[2];
+  StateTable table;
+  State scratch;
+  size_t capacity_bytes() const {
+    size_t b = layers.capacity() * sizeof(layers[0]) + spare.capacity() * sizeof(spare[0]) + pools[0].capacity_bytes() +
+               pools[1].capacity_bytes() + table.capacity_bytes() + scratch.capacity() * sizeof(StateEntry);
+    for (auto& v : spare) b += v.capacity() * sizeof(Node);
+    return b;
+  }
+};
+// Searches nest (a call's body is solved inside its caller's step), so each takes its own
+// workspace. Bounded: a workspace that grew large (a cold plan of a wide body) is let go.
+class Workspaces {
+ public:
+  std::unique_ptr<Workspace> take() {
+    if (free_.empty()) return std::make_unique<Workspace>();
+    auto w = std::move(free_.back());
+    free_.pop_back();
+    return w;
+  }
+  void give(std::unique_ptr<Workspace> w) {
+    for (auto& step : w->layers) {
+      step.clear();
+      w->spare.push_back(std::move(step));
+    }
+    w->layers.clear();
+    if (free_.size() < kKeep && w->capacity_bytes() <= kMaxBytes) free_.push_back(std::move(w));
+  }
+
+ private:
+  static constexpr size_t kKeep = 12, kMaxBytes = 512 * 1024;
+  std::vector<std::unique_ptr<Workspace>> free_;
+};
+thread_local Workspaces workspaces;
 
 // How much work routed experts do on an axis (balanced routing): experts that receive tokens at
 // all, the most any device runs when experts are spread over the axis, and the bytes each
@@ -210,10 +252,25 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
   const auto& flow = prep.model->dataflow;
   const uint64_t ctx_hash = ctx.hash();
   const auto& body = prep.bodies[b];
-  std::vector<std::vector<Node>> layers;
+  struct Lease {
+    std::unique_ptr<Workspace> ws = workspaces.take();
+    ~Lease() { workspaces.give(std::move(ws)); }
+  } lease;
+  Workspace& ws = *lease.ws;
+  auto& layers = ws.layers;
   layers.reserve(body.items.size() + 1);
+  auto new_step = [&]() {
+    std::vector<Node> step;
+    if (!ws.spare.empty()) {
+      step = std::move(ws.spare.back());
+      ws.spare.pop_back();
+    }
+    return step;
+  };
   // The states of the step being extended and of the step being built.
-  StatePool cur_pool, next_pool;
+  StatePool& cur_pool = ws.pools[0];
+  StatePool& next_pool = ws.pools[1];
+  cur_pool.clear();
   {
     Node start;
     State state;
@@ -221,7 +278,8 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
       if (body.last_use_of(body.ext[i]) >= 0) put(state, body.ext[i], entry[i]);
     start.hash = hash_of(state);
     cur_pool.store(start, state);
-    layers.push_back({std::move(start)});
+    layers.push_back(new_step());
+    layers.back().push_back(std::move(start));
   }
   auto live_after = [&](int t, int pos) { return body.last_use_of(t) > pos; };
   // A state holds only live tensors, so after step `pos` exactly those last used there leave it.
@@ -236,8 +294,8 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
                            }),
             s.end());
   };
-  StateTable table;
-  State scratch;  // the candidate state being built (reused: duplicates cost no allocation)
+  StateTable& table = ws.table;
+  State& scratch = ws.scratch;  // the candidate state being built (reused: duplicates cost no allocation)
   std::vector<std::pair<int, double>> usable;  // per leaf op: (strategy, its collectives' cost)
   auto output_pin = [&](const ir::Op& op) -> const Spec* {
     if (ctx.pinned_outputs.empty() || op.module < 0) return nullptr;
@@ -249,7 +307,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
     const int index = body.items[pos];
     const ir::Op& op = flow.ops[index];
     const int p = static_cast<int>(pos);
-    std::vector<Node> next;
+    std::vector<Node> next = new_step();
     const auto& cur = layers.back();
     table.reset(cur.size());
     next_pool.clear();
