@@ -110,19 +110,11 @@ void check_edit(python::ModelExtractor& incremental, const std::string& text, co
 
 }  // namespace
 
-// Under the sanitizers (several times slower) every third script: the release run checks them
-// all, and the sanitizers look for memory errors on the same code paths.
-#ifdef SHARDLENS_SANITIZED_TESTS
-constexpr size_t kScriptStride = 3;
-#else
-constexpr size_t kScriptStride = 1;
-#endif
-
 TEST_CASE("construction reuse: every script edited in its forward() extracts as a fresh start would") {
   Totals totals;
   size_t scripts = 0, seen = 0;
   for (auto& path : test::all_model_scripts()) {
-    if (seen++ % kScriptStride != 0) continue;
+    if (seen++ % test::kScriptStride != 0) continue;
     // The bench's 126-layer and 61-layer models take seconds per extraction; their blocks' code is
     // what smaller scripts have.
     if (path.filename() == "dense_405b.py" || path.filename() == "moe_61.py") continue;
@@ -149,7 +141,7 @@ TEST_CASE("construction reuse: every script edited in its forward() extracts as 
     }
   }
   INFO("scripts with a forward(): " << scripts << ", edits: " << totals.edits << ", traced on a kept construction: " << totals.reused);
-  CHECK(scripts * kScriptStride >= 40);
+  CHECK(scripts * test::kScriptStride >= 40);
   // Most forward() edits must take the short way, or the reuse is not doing its job.
   CHECK(totals.reused * 2 > totals.edits);
 }
