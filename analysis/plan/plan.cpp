@@ -533,6 +533,13 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
           mp.alternatives.push_back(a);
           continue;
         }
+        // A family that admits the chosen plan and nothing outside the chosen filter has the chosen
+        // plan as its best (the search is exact): it is no alternative, and needs no search.
+        const Filter& f = chosen.ctx.filter;
+        const Aggregate& used = chosen.sol.totals;
+        if (!alt.sharded_norms && !f.sharded_norms && (alt.allowed & ~f.allowed) == 0 && (alt.experts & ~f.experts_allowed) == 0 &&
+            (used.leaf_tags & ~alt.allowed) == 0 && (used.experts_tags & ~(alt.allowed & alt.experts)) == 0)
+          continue;
         Context c = chosen.ctx;
         c.filter.allowed = alt.allowed;
         c.filter.experts_allowed = alt.experts;
@@ -607,7 +614,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     const ParameterIndex& index = planner.parameter_index();
     std::vector<Decided> decided;
     decided_of.assign(model.parameters.size(), -1);
-    mp.parameters.resize(model.parameters.size());
+    mp.parameters.reserve(model.parameters.size());  // each record written once (a MoE has ~45k)
     for (size_t i = 0; i < model.parameters.size(); ++i) {
       const auto& p = model.parameters[i];
       int r = index.representative[i];
@@ -622,20 +629,17 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       const Decided* dp = &decided[slot];
       if (dp->expert_parallel != expert_parallel) dp = &(unshared = decide(r, expert_parallel));  // a weight shared across lists
       const Decided& d = *dp;
-      ParameterLayout& pl = mp.parameters[i];
-      pl.name = p.name;
-      pl.span = p.span;
-      pl.layout = d.layout;
-      pl.why = d.why;
-      pl.writable = d.writable;
-      pl.sharded_dim = d.sharded_dim;
-      pl.segments = d.segments;
-      pl.rank = static_cast<int>(p.shape.size());
-      pl.axes = axes;
-      if (expert_parallel) {
-        pl.experts = static_cast<int>(model.modules[list].children.size());
-        pl.expert = index.expert_of[i];
-      }
+      mp.parameters.push_back({.name = p.name,
+                               .layout = d.layout,
+                               .writable = d.writable,
+                               .rank = static_cast<int>(p.shape.size()),
+                               .sharded_dim = d.sharded_dim,
+                               .axes = axes,
+                               .span = p.span,
+                               .why = d.why,
+                               .segments = d.segments,
+                               .expert = expert_parallel ? index.expert_of[i] : -1,
+                               .experts = expert_parallel ? static_cast<int>(model.modules[list].children.size()) : 0});
     }
     phase("parameters");
     // Collectives, folded over repeated blocks; the free slices the same way.

@@ -736,7 +736,10 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
           state[t] = s;
         }
       auto [nkey, nexit] = ex.nested[pos];
-      agg.add(aggregate(prep, nb, nkey, nexit, ctx, ctx_hash), 1, 1);
+      const Aggregate& sub = aggregate(prep, nb, nkey, nexit, ctx, ctx_hash);
+      agg.add(sub, 1, 1);
+      agg.leaf_tags |= sub.leaf_tags;
+      agg.experts_tags |= sub.experts_tags;
       const auto& nout = memo_.at(nkey).exits[nexit].out;
       for (size_t o = 0; o < op.outputs.size() && o < nout.size(); ++o) pinned(op, op.outputs[o], nout[o]);
       continue;
@@ -750,6 +753,8 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
       auto [nkey, nexit] = ex.nested[pos];
       const Aggregate& sub = aggregate(prep, nb, nkey, nexit, ctx, ctx_hash);
       bool spread = d.experts_mode >= 2;
+      static constexpr uint16_t kModeTag[] = {kTagReplicated, kTagExpertTensor, kTagExpertLocal, kTagExpertAllToAll};
+      if (d.experts_mode >= 0 && d.experts_mode < 4) agg.experts_tags |= kModeTag[d.experts_mode];
       agg.add(sub, spread ? load.per_device : load.active,
               spread ? static_cast<double>(load.experts) / ctx.n : static_cast<double>(load.experts));
       Spec out = Spec::R();
@@ -768,6 +773,7 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
     const auto& strats = strategies_.get(prep, index, ctx, ctx_hash);
     if (d.strategy < 0 || d.strategy >= static_cast<int>(strats.size())) continue;
     const Strat& st = strats[d.strategy];
+    agg.leaf_tags |= st.tag;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       bool repeated = false;
       for (size_t j = 0; j < i; ++j) repeated |= op.inputs[j] == op.inputs[i];

@@ -220,6 +220,9 @@ struct Aggregate {
   double compute_us = 0, ccl_us = 0, bytes = 0, flops = 0, parallel_flops = 0, kv_cache_bytes = 0;
   int collectives = 0;
   double parameter_bytes = 0;  // per device, parameters first used in this body
+  // The strategy tags the plan uses, checked against a filter: leaf ops' (here and in called
+  // bodies) and routed-expert layers' modes (their inner bodies run under contexts of their own).
+  uint16_t leaf_tags = 0, experts_tags = 0;
   void add(const Aggregate& o, double times, double parameter_times) {
     compute_us += o.compute_us * times;
     ccl_us += o.ccl_us * times;
