@@ -39,7 +39,6 @@ inline std::vector<std::filesystem::path> all_model_scripts() {
   return out;
 }
 
-// The position of the first occurrence of `needle` (0-based row and byte column).
 // Under the sanitizers (several times slower) the sweeps over every model script take every
 // third one: the release run checks them all, and the sanitizers look for memory errors on the same
 // code paths.
@@ -49,6 +48,7 @@ constexpr size_t kScriptStride = 3;
 constexpr size_t kScriptStride = 1;
 #endif
 
+// The position of the first occurrence of `needle` (0-based row and byte column).
 inline python::TextPosition find(const std::string& text, const std::string& needle) {
   size_t at = text.find(needle);
   REQUIRE(at != std::string::npos);

@@ -425,6 +425,55 @@ TEST_CASE("Totals from the memoized aggregates equal the listed collectives", "[
   }
 }
 
+// The planner lists no rejected alternative for a strategy family whose filter admits every tag
+// the chosen plan uses (and is no wider than the chosen filter), without searching it: the exact
+// search would return the chosen plan's cost. Here every family is searched anyway, and the tags
+// the aggregates report must never admit a family whose best plan costs more.
+TEST_CASE("A narrower filter that admits the chosen plan's tags finds the chosen plan's cost", "[plan][search]") {
+  using namespace plan::detail;
+  const std::vector<uint16_t> allowed_sets = {kTagReplicated, kTagReplicated | kTagTensor | kTagExpertTensor,
+                                              kTagReplicated | kTagBatch, kTagAll};
+  const std::vector<uint16_t> experts_sets = {kTagAll, kTagExpertAllToAll, kTagExpertLocal, kTagExpertTensor};
+  int admitted = 0, searched = 0;
+  for (const std::string& text : {fixture("gpt.py"), fixture("moe.py"), fixture("llama.py"), fixture("vae_block.py"), fixture("mlp.py")}) {
+    for (plan::Phase phase : {plan::Phase::Prefill, plan::Phase::Decode}) {
+      plan::PlanOptions o;
+      o.workload.phase = phase;
+      o.workload.seq = 256;
+      auto p = plan_script(text, o);
+      auto prep = prepare(p.model);
+      for (int n : {2, 8}) {
+        AxisSolver solver;
+        Context full;
+        full.n = n;
+        full.hw = plan::find_hardware("wormhole");
+        full.workload = o.workload;
+        full.ccl_penalty_us = 10;
+        AxisSolution chosen = solver.solve(*prep, full);
+        REQUIRE(chosen.feasible);
+        for (uint16_t allowed : allowed_sets)
+          for (uint16_t experts : experts_sets) {
+            CAPTURE(p.model.model, n, static_cast<int>(phase), allowed, experts, chosen.totals.leaf_tags, chosen.totals.experts_tags);
+            Context narrower = full;
+            narrower.filter.allowed = allowed;
+            narrower.filter.experts_allowed = experts;
+            AxisSolution best = solver.solve(*prep, narrower);
+            ++searched;
+            if (best.feasible) CHECK(best.cost >= chosen.cost * (1 - 1e-12));
+            if ((chosen.totals.leaf_tags & ~allowed) == 0 && (chosen.totals.experts_tags & ~(allowed & experts)) == 0) {
+              ++admitted;
+              REQUIRE(best.feasible);
+              CHECK(best.cost == Approx(chosen.cost).epsilon(1e-12));
+            }
+          }
+      }
+    }
+  }
+  // Both kinds occur: families that admit the chosen plan and families that do not.
+  CHECK(admitted > 0);
+  CHECK(admitted < searched);
+}
+
 TEST_CASE("Pins tell identical blocks apart (memo keys include them)", "[plan][search]") {
   // Two identical layers; only the first one's projections are pinned. Block-level memoization must
   // not hand layer 0's solution to layer 1.
