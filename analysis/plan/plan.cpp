@@ -536,14 +536,12 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         // A family that admits the chosen plan and nothing outside the chosen filter has the chosen
         // plan as its best (the search is exact): it is no alternative, and needs no search.
         const Filter& f = chosen.ctx.filter;
-        const Aggregate& used = chosen.sol.totals;
-        if (!alt.sharded_norms && !f.sharded_norms && (alt.allowed & ~f.allowed) == 0 && (alt.experts & ~f.experts_allowed) == 0 &&
-            (used.leaf_tags & ~alt.allowed) == 0 && (used.experts_tags & ~(alt.allowed & alt.experts)) == 0)
+        const Filter family{alt.allowed, alt.experts, alt.sharded_norms};
+        if (!family.sharded_norms && !f.sharded_norms && (family.allowed & ~f.allowed) == 0 &&
+            (family.experts_allowed & ~f.experts_allowed) == 0 && chosen.sol.totals.admitted_by(family))
           continue;
         Context c = chosen.ctx;
-        c.filter.allowed = alt.allowed;
-        c.filter.experts_allowed = alt.experts;
-        c.filter.sharded_norms = alt.sharded_norms;
+        c.filter = family;
         if (c.hash() == chosen.ctx.hash()) continue;
         Solved s = planner.run(alt.name, c, chosen.axes);
         Alternative a;

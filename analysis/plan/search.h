@@ -223,6 +223,10 @@ struct Aggregate {
   // The strategy tags the plan uses, checked against a filter: leaf ops' (here and in called
   // bodies) and routed-expert layers' modes (their inner bodies run under contexts of their own).
   uint16_t leaf_tags = 0, experts_tags = 0;
+  // Whether a search under `f` may choose every strategy this plan uses.
+  bool admitted_by(const Filter& f) const {
+    return (leaf_tags & ~f.allowed) == 0 && (experts_tags & ~(f.allowed & f.experts_allowed)) == 0;
+  }
   void add(const Aggregate& o, double times, double parameter_times) {
     compute_us += o.compute_us * times;
     ccl_us += o.ccl_us * times;

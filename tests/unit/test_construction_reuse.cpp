@@ -112,9 +112,8 @@ void check_edit(python::ModelExtractor& incremental, const std::string& text, co
 
 TEST_CASE("construction reuse: every script edited in its forward() extracts as a fresh start would") {
   Totals totals;
-  size_t scripts = 0, seen = 0;
-  for (auto& path : test::all_model_scripts()) {
-    if (seen++ % test::kScriptStride != 0) continue;
+  size_t scripts = 0;
+  for (auto& path : test::swept_model_scripts()) {
     // The bench's 126-layer and 61-layer models take seconds per extraction; their blocks' code is
     // what smaller scripts have.
     if (path.filename() == "dense_405b.py" || path.filename() == "moe_61.py") continue;

@@ -47,6 +47,11 @@ constexpr size_t kScriptStride = 3;
 #else
 constexpr size_t kScriptStride = 1;
 #endif
+inline std::vector<std::filesystem::path> swept_model_scripts() {
+  std::vector<std::filesystem::path> all = all_model_scripts(), out;
+  for (size_t i = 0; i < all.size(); i += kScriptStride) out.push_back(all[i]);
+  return out;
+}
 
 // The position of the first occurrence of `needle` (0-based row and byte column).
 inline python::TextPosition find(const std::string& text, const std::string& needle) {
