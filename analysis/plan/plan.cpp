@@ -3,14 +3,19 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
+#include <deque>
+#include <exception>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <unordered_map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "plan/plan_output.h"
 #include "plan/search.h"
@@ -58,6 +63,72 @@ struct Solved {
   std::vector<std::string> axes;  // mesh axes the sharded dims use
   bool feasible = false;
   std::string infeasible_why;
+};
+
+// Replaying a chosen plan and listing its parameters and collectives reads only that plan and the
+// model: it runs on a second thread while the solver goes on to the next mesh, and the planning
+// thread takes what is left once it has no search to do. Each task writes its own mesh's results.
+class MeshTails {
+ public:
+  MeshTails() = default;
+  MeshTails(const MeshTails&) = delete;
+  MeshTails& operator=(const MeshTails&) = delete;
+  // Unwinding (a cancelled plan): queued tasks are dropped, a running one is waited for.
+  ~MeshTails() {
+    {
+      std::lock_guard lock(mutex_);
+      queue_.clear();
+      closing_ = true;
+    }
+    wake_.notify_all();
+    if (helper_.joinable()) helper_.join();
+  }
+  void submit(std::function<void()> task) {
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back(std::move(task));
+    }
+    if (!helper_.joinable()) helper_ = std::thread([this] { work(); });
+    wake_.notify_one();
+  }
+  // Runs what is still queued on this thread, waits for the helper, rethrows a task's exception.
+  void finish() {
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+    }
+    wake_.notify_all();
+    while (auto task = next(false)) run(task);
+    if (helper_.joinable()) helper_.join();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::function<void()> next(bool wait) {
+    std::unique_lock lock(mutex_);
+    if (wait) wake_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+    if (queue_.empty()) return {};
+    auto task = std::move(queue_.front());
+    queue_.pop_front();
+    return task;
+  }
+  void run(const std::function<void()>& task) {
+    try {
+      task();
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+  void work() {
+    while (auto task = next(true)) run(task);
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> queue_;
+  bool closing_ = false;
+  std::exception_ptr error_;
+  std::thread helper_;  // last: started after the rest exists
 };
 
 class MeshPlanner {
@@ -123,10 +194,10 @@ class MeshPlanner {
     return s;
   }
 
-  void detail(Solved& s) {
-    if (!s.feasible || !s.ev.op_label.empty()) return;
-    solver_.expand_decisions(prep_, s.sol);
-    s.ev = evaluate(prep_, s.ctx, s.sol, solver_.strategy_cache());
+  // The chosen plan's per-op decisions (the solver's memo: on the planning thread); replaying
+  // them (`evaluate`) needs nothing else.
+  void expand(Solved& s) {
+    if (s.feasible) solver_.expand_decisions(prep_, s.ctx, s.sol);
   }
 
   // Parameters the traced forward never reads (kept whole), except other experts of a list,
@@ -323,7 +394,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     phase_ms[name] += std::chrono::duration<double, std::milli>(now - tick).count();
     tick = now;
   };
-  auto prep = prepare(model);
+  auto prep = prepare(model, options.second_thread);
   phase("prepare");
   // Bounded memory: a long editing session must not grow the memo without limit.
   if (solver_->memo_size() > 200000) solver_->clear();
@@ -356,7 +427,257 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     for (; tagged < result.diagnostics.size(); ++tagged)
       if (result.diagnostics[tagged].mesh.empty()) result.diagnostics[tagged].mesh = current_mesh;
   };
-  std::vector<int> decided_of;  // per parameter, reused across meshes: its representative's decision
+  // A chosen plan's parameters, collectives and components (see MeshTails: may run on another
+  // thread, so it reads only the model, the preparation and `chosen`, and writes only `mp`).
+  auto describe_mesh = [&](Solved& chosen, MeshPlan& mp) {
+    if (chosen.ev.op_label.empty() && chosen.feasible) chosen.ev = evaluate(*prep, chosen.ctx, chosen.sol);
+    auto ep = planner.expert_parallel_lists(chosen);
+    static const std::vector<std::string> kModel{"model"}, kBoth{"batch", "model"};
+    const std::vector<std::string>* axes = chosen.axes.size() > 1 ? &kBoth : &kModel;
+    // Layout and reason per representative parameter (every expert shares expert 0's), then one
+    // cheap record per parameter. A parameter and its representative sit in the same expert list,
+    // so one decision per representative covers both.
+    struct Decided {
+      std::string_view layout, why;
+      bool writable = true;
+      int sharded_dim = -1;
+      int segments = 0;
+      bool expert_parallel = false;
+    };
+    auto decide = [&](int r, bool expert_parallel) {
+      Decided d;
+      d.expert_parallel = expert_parallel;
+      Spec spec = chosen.ev.param_spec[r];
+      int op = chosen.ev.param_op[r];
+      d.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel);
+      d.writable = !(expert_parallel || spec.kind == kSegments);
+      if (spec.kind == kSharded || spec.kind == kSegments) d.sharded_dim = spec.dim;  // segments: for per-device shapes
+      if (spec.kind == kSegments) d.segments = spec.seg;
+      std::string why_key(d.layout);
+      if (d.layout == "replicated") {
+        if (op < 0) why_key = "replicated-unused";
+        else if (flow.ops[op].kind == OpKind::Contract && flow.ops[op].equation.find('H') != std::string::npos) why_key = "replicated-conv";
+      }
+      if (expert_parallel) why_key = "expert-modules";
+      d.why = layout_why(why_key, op >= 0 ? ir::op_kind_name(flow.ops[op].kind) : "");
+      return d;
+    };
+    const ParameterIndex& index = planner.parameter_index();
+    std::vector<Decided> decided;
+    std::vector<int> decided_of(model.parameters.size(), -1);  // per parameter: its representative's decision
+    mp.parameters.reserve(model.parameters.size());  // each record written once (a MoE has ~45k)
+    for (size_t i = 0; i < model.parameters.size(); ++i) {
+      const auto& p = model.parameters[i];
+      int r = index.representative[i];
+      int list = index.expert_list_of[i];
+      bool expert_parallel = list >= 0 && ep[list];
+      int& slot = decided_of[static_cast<size_t>(r)];
+      if (slot < 0) {
+        slot = static_cast<int>(decided.size());
+        decided.push_back(decide(r, expert_parallel));
+      }
+      Decided unshared;
+      const Decided* dp = &decided[slot];
+      if (dp->expert_parallel != expert_parallel) dp = &(unshared = decide(r, expert_parallel));  // a weight shared across lists
+      const Decided& d = *dp;
+      mp.parameters.push_back({.name = p.name,
+                               .layout = d.layout,
+                               .writable = d.writable,
+                               .rank = static_cast<int>(p.shape.size()),
+                               .sharded_dim = d.sharded_dim,
+                               .axes = axes,
+                               .span = p.span,
+                               .why = d.why,
+                               .segments = d.segments,
+                               .expert = expert_parallel ? index.expert_of[i] : -1,
+                               .experts = expert_parallel ? static_cast<int>(model.modules[list].children.size()) : 0});
+    }
+    // Collectives, folded over repeated blocks; the free slices the same way.
+    std::vector<std::string> patterns(model.modules.size());  // module -> "h.*.attn", made once
+    // An expert's body is traced once, for the list's first expert: what happens there happens
+    // in every expert.
+    std::vector<int> experts_around;  // op -> the Experts op whose body holds it (-1: none)
+    for (size_t i = 0; i < flow.ops.size(); ++i)
+      if (flow.ops[i].kind == OpKind::Experts) {
+        if (experts_around.empty()) experts_around.assign(flow.ops.size(), -1);
+        for (int k = static_cast<int>(i) + 1; k < flow.ops[i].end && k < static_cast<int>(flow.ops.size()); ++k) experts_around[k] = static_cast<int>(i);
+      }
+    auto add_instances = [&](Collective& c, int at_op, int module) {
+      const std::string& name = model.modules[module].name;
+      int around = at_op >= 0 && !experts_around.empty() ? experts_around[at_op] : -1;
+      const ir::Module* list = around >= 0 && flow.ops[around].module >= 0 ? &model.modules[flow.ops[around].module] : nullptr;
+      std::string first = list && !list->child_keys.empty() ? list->name + "." + list->child_keys[0] : "";
+      if (list && (name == first || name.rfind(first + ".", 0) == 0)) {
+        std::string every = list->name + ".*" + name.substr(first.size());  // "layers.3.moe.experts.*.w2"
+        if (c.instances.empty() || c.instances.back() != every) c.instances.push_back(std::move(every));
+      } else if (c.instances.empty() || c.instances.back() != name) {
+        c.instances.push_back(name);
+      }
+    };
+    // Events fold into one collective by (kind, where, bytes, why) and, for slices, layout, input
+    // and source position. The key views the event's strings: no string is built per event.
+    struct FoldKey {
+      int kind;
+      const std::string* at;
+      long long bytes;
+      const std::string* why;
+      uint64_t to = 0, where = 0;  // slices only
+      int input = 0;
+      bool operator==(const FoldKey& o) const {
+        return kind == o.kind && bytes == o.bytes && to == o.to && where == o.where && input == o.input && *at == *o.at && *why == *o.why;
+      }
+    };
+    struct FoldHash {
+      size_t operator()(const FoldKey& k) const {
+        uint64_t h = ir::mix64(ir::mix64(static_cast<uint64_t>(k.kind), static_cast<uint64_t>(k.bytes)), k.to);
+        h = ir::mix64(ir::mix64(h, k.where), static_cast<uint64_t>(k.input));
+        return ir::mix64(ir::mix64(h, std::hash<std::string>()(*k.at)), std::hash<std::string>()(*k.why));
+      }
+    };
+    auto fold = [&](const std::vector<CclEvent>& events, std::vector<Collective>& out, bool slices) {
+      std::unordered_map<FoldKey, size_t, FoldHash> index;  // -> collective
+      for (auto& e : events) {
+        int at_op = e.origin >= 0 ? e.origin : e.op;
+        int module = at_op >= 0 ? flow.ops[at_op].module : -1;
+        if (module >= 0 && patterns[module].empty())
+          patterns[module] = model.modules[module].name.empty() ? model.model : module_pattern(model.modules[module].name);
+        const std::string& at = module >= 0 ? patterns[module] : kOutput;
+        FoldKey key{static_cast<int>(e.kind), &at, std::llround(e.bytes), &e.why};
+        if (slices) {
+          key.to = static_cast<uint64_t>(e.to.code());
+          key.input = e.input;
+          key.where = at_op >= 0 ? static_cast<uint64_t>(flow.ops[at_op].span.line) * 4096 + static_cast<uint64_t>(flow.ops[at_op].span.column) : 0;
+        }
+        auto it = index.find(key);
+        if (it == index.end()) {
+          Collective c;
+          c.kind = e.kind;
+          c.axis = chosen.axes.size() > 1 ? "batch,model" : "model";
+          c.bytes = e.bytes;
+          c.time_us = e.time_us;
+          c.at = at;
+          c.why = slices ? "each device keeps its block of a replicated value: no collective" : e.why;
+          const auto& info = flow.tensors[e.tensor];
+          std::string dims, roles;
+          for (size_t d = 0; d < info.shape.size(); ++d) {
+            dims += (d ? ", " : "") + std::to_string(info.shape[d]);
+            roles += std::string(d ? ", " : "") + role_name(prep->roles[e.tensor][d]);
+          }
+          c.tensor = "[" + dims + "] (" + roles + ")";
+          c.span = at_op >= 0 ? flow.ops[at_op].span : ir::Span{};
+          auto layout = [](Spec sp) {
+            Collective::Layout l;
+            l.kind = sp.kind == kPartial ? "partial" : sp.sharded() ? "sharded" : "replicated";
+            l.dim = sp.sharded() ? sp.dim : -1;
+            l.segments = sp.kind == kSegments ? sp.seg : 0;
+            return l;
+          };
+          c.from = layout(e.from);
+          c.to = layout(e.to);
+          if (at_op < 0) c.applies_to = "model_output";
+          else if (e.from.kind == kPartial && e.origin >= 0 && e.origin != e.op) c.applies_to = "output";
+          else if (e.input >= 0) {
+            // Counted over the op's activations (weights and buffers skipped): what a module's
+            // call receives, and what a numeric check can find among an op's arguments.
+            c.applies_to = "input";
+            c.input = 0;
+            for (int j = 0; j < e.input; ++j) c.input += !is_free(flow, flow.ops[e.op].inputs[j]);
+          }
+          it = index.emplace(key, out.size()).first;
+          out.push_back(std::move(c));
+        }
+        Collective& c = out[it->second];
+        c.count++;
+        if (module >= 0) add_instances(c, at_op, module);
+      }
+    };
+    fold(chosen.ev.events, mp.collectives, false);
+    fold(chosen.ev.slices, mp.slices, true);
+    mp.totals = chosen.totals;
+    // Components: the root's top-level items, identical consecutive blocks folded.
+    // The root module's own forward is the one Call at the top: its body holds the components.
+    int root_body = 0;
+    if (prep->bodies[0].items.size() == 1 && flow.ops[prep->bodies[0].items[0]].kind == OpKind::Call)
+      root_body = prep->body_of_op[prep->bodies[0].items[0]];
+    const auto& root = prep->bodies[root_body];
+    auto end_of = [&](int i) { return flow.ops[i].kind == OpKind::Call || flow.ops[i].kind == OpKind::Experts ? flow.ops[i].end : i + 1; };
+    // Each collective counts for the root item whose ops hold it: one pass, in the events' order.
+    struct ItemCollectives {
+      double count = 0, bytes = 0, us = 0;
+    };
+    std::vector<ItemCollectives> item_collectives(root.items.size());
+    {
+      std::vector<int> item_of_op(flow.ops.size(), -1);
+      for (size_t pos = 0; pos < root.items.size(); ++pos)
+        std::fill(item_of_op.begin() + root.items[pos], item_of_op.begin() + end_of(root.items[pos]), static_cast<int>(pos));
+      for (auto& e : chosen.ev.events)
+        if (e.op >= 0 && item_of_op[e.op] >= 0) {
+          auto& c = item_collectives[static_cast<size_t>(item_of_op[e.op])];
+          c.count += 1;
+          c.bytes += e.bytes;
+          c.us += e.time_us;
+        }
+    }
+    uint64_t last_signature = 0;
+    for (size_t pos = 0; pos < root.items.size(); ++pos) {
+      int i = root.items[pos];
+      const auto& op = flow.ops[i];
+      if (op.module <= 0 && op.kind != OpKind::Call) continue;
+      int end = end_of(i);
+      const std::string& name = model.modules[op.module].name;
+      std::string module = op.kind == OpKind::Call ? module_pattern(name) : name;
+      uint64_t sig = prep->body_of_op[i] >= 0 ? prep->bodies[prep->body_of_op[i]].signature : std::hash<std::string>()(name);
+      // Per-instance figures are averages over the folded instances (their plans may differ at the
+      // edges: the first block receives the embedding's layout).
+      auto add_costs = [&](ComponentPlan& cp, int n_before) {
+        const auto& [ccls, bytes, ccl_us] = item_collectives[pos];
+        double compute = 0;
+        for (int k = i; k < end; ++k) compute += chosen.ev.op_compute_us[k];
+        double n = n_before + 1;
+        cp.bytes = (cp.bytes * n_before + bytes) / n;
+        cp.ccl_us = (cp.ccl_us * n_before + ccl_us) / n;
+        cp.compute_us = (cp.compute_us * n_before + compute) / n;
+        cp.collectives_total += static_cast<int>(ccls);
+        cp.collectives = static_cast<int>(std::lround(cp.collectives_total / n));
+      };
+      if (!mp.components.empty() && op.kind == OpKind::Call && last_signature == sig && mp.components.back().module == module) {
+        add_costs(mp.components.back(), mp.components.back().count);
+        mp.components.back().count++;
+        continue;
+      }
+      ComponentPlan cp;
+      cp.module = std::move(module);
+      cp.class_name = model.modules[op.module].class_name;
+      cp.span = op.kind == OpKind::Call ? model.modules[op.module].span : op.span;
+      add_costs(cp, 0);
+      // Layout summary: the weights this component's ops read (tied ones included), by layout.
+      std::map<std::string, std::vector<std::string>> by_layout;
+      std::set<int> listed;
+      std::string prefix = name.empty() ? "" : name + ".";
+      for (int k = i; k < end; ++k)
+        for (int t : flow.ops[k].inputs) {
+          int param = flow.tensors[t].parameter;
+          if (param < 0 || !listed.insert(param).second) continue;
+          const auto& pl = mp.parameters[param];
+          std::string rel = pl.name.rfind(prefix, 0) == 0 ? std::string(pl.name.substr(prefix.size())) : std::string(pl.name) + " (shared)";
+          if (rel.size() > 7 && rel.compare(rel.size() - 7, 7, ".weight") == 0) rel = rel.substr(0, rel.size() - 7);
+          else if (rel == "weight") rel = name.substr(name.rfind('.') + 1);
+          else if (rel.find("weight") == std::string::npos) continue;  // biases follow their weights
+          if (pl.layout != "replicated") by_layout[std::string(pl.layout)].push_back(rel);
+        }
+      for (auto& [layout, names] : by_layout) {
+        std::string list;
+        for (size_t k = 0; k < names.size() && k < 6; ++k) list += (k ? ", " : "") + names[k];
+        if (names.size() > 6) list += ", ...";
+        cp.layout += (cp.layout.empty() ? "" : "; ") + layout + ": " + list;
+      }
+      if (cp.layout.empty()) cp.layout = "replicated";
+      last_signature = sig;
+      mp.components.push_back(cp);
+    }
+  };
+  result.meshes.reserve(options.meshes.size());  // tails write into their mesh's slot
+  MeshTails tails;  // after everything its tasks refer to: unwinding waits for them first
   for (const Mesh& mesh : options.meshes) {
     tag_mesh();
     current_mesh = mesh.shape_string();
@@ -575,231 +896,29 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       }
     }
     phase("alternatives");
-    // Parameters.
-    planner.detail(chosen);
-    phase("detail");
-    auto ep = planner.expert_parallel_lists(chosen);
-    static const std::vector<std::string> kModel{"model"}, kBoth{"batch", "model"};
-    const std::vector<std::string>* axes = chosen.axes.size() > 1 ? &kBoth : &kModel;
-    // Layout and reason per representative parameter (every expert shares expert 0's), then one
-    // cheap record per parameter. A parameter and its representative sit in the same expert list,
-    // so one decision per representative covers both.
-    struct Decided {
-      std::string_view layout, why;
-      bool writable = true;
-      int sharded_dim = -1;
-      int segments = 0;
-      bool expert_parallel = false;
-    };
-    auto decide = [&](int r, bool expert_parallel) {
-      Decided d;
-      d.expert_parallel = expert_parallel;
-      Spec spec = chosen.ev.param_spec[r];
-      int op = chosen.ev.param_op[r];
-      d.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel);
-      d.writable = !(expert_parallel || spec.kind == kSegments);
-      if (spec.kind == kSharded || spec.kind == kSegments) d.sharded_dim = spec.dim;  // segments: for per-device shapes
-      if (spec.kind == kSegments) d.segments = spec.seg;
-      std::string why_key(d.layout);
-      if (d.layout == "replicated") {
-        if (op < 0) why_key = "replicated-unused";
-        else if (flow.ops[op].kind == OpKind::Contract && flow.ops[op].equation.find('H') != std::string::npos) why_key = "replicated-conv";
-      }
-      if (expert_parallel) why_key = "expert-modules";
-      d.why = layout_why(why_key, op >= 0 ? ir::op_kind_name(flow.ops[op].kind) : "");
-      return d;
-    };
-    const ParameterIndex& index = planner.parameter_index();
-    std::vector<Decided> decided;
-    decided_of.assign(model.parameters.size(), -1);
-    mp.parameters.reserve(model.parameters.size());  // each record written once (a MoE has ~45k)
-    for (size_t i = 0; i < model.parameters.size(); ++i) {
-      const auto& p = model.parameters[i];
-      int r = index.representative[i];
-      int list = index.expert_list_of[i];
-      bool expert_parallel = list >= 0 && ep[list];
-      int& slot = decided_of[static_cast<size_t>(r)];
-      if (slot < 0) {
-        slot = static_cast<int>(decided.size());
-        decided.push_back(decide(r, expert_parallel));
-      }
-      Decided unshared;
-      const Decided* dp = &decided[slot];
-      if (dp->expert_parallel != expert_parallel) dp = &(unshared = decide(r, expert_parallel));  // a weight shared across lists
-      const Decided& d = *dp;
-      mp.parameters.push_back({.name = p.name,
-                               .layout = d.layout,
-                               .writable = d.writable,
-                               .rank = static_cast<int>(p.shape.size()),
-                               .sharded_dim = d.sharded_dim,
-                               .axes = axes,
-                               .span = p.span,
-                               .why = d.why,
-                               .segments = d.segments,
-                               .expert = expert_parallel ? index.expert_of[i] : -1,
-                               .experts = expert_parallel ? static_cast<int>(model.modules[list].children.size()) : 0});
-    }
-    phase("parameters");
-    // Collectives, folded over repeated blocks; the free slices the same way.
-    std::vector<std::string> patterns(model.modules.size());  // module -> "h.*.attn", made once
-    // An expert's body is traced once, for the list's first expert: what happens there happens
-    // in every expert.
-    std::vector<int> experts_around;  // op -> the Experts op whose body holds it (-1: none)
-    for (size_t i = 0; i < flow.ops.size(); ++i)
-      if (flow.ops[i].kind == OpKind::Experts) {
-        if (experts_around.empty()) experts_around.assign(flow.ops.size(), -1);
-        for (int k = static_cast<int>(i) + 1; k < flow.ops[i].end && k < static_cast<int>(flow.ops.size()); ++k) experts_around[k] = static_cast<int>(i);
-      }
-    auto add_instances = [&](Collective& c, int at_op, int module) {
-      const std::string& name = model.modules[module].name;
-      int around = at_op >= 0 && !experts_around.empty() ? experts_around[at_op] : -1;
-      const ir::Module* list = around >= 0 && flow.ops[around].module >= 0 ? &model.modules[flow.ops[around].module] : nullptr;
-      std::string first = list && !list->child_keys.empty() ? list->name + "." + list->child_keys[0] : "";
-      if (list && (name == first || name.rfind(first + ".", 0) == 0)) {
-        std::string every = list->name + ".*" + name.substr(first.size());  // "layers.3.moe.experts.*.w2"
-        if (c.instances.empty() || c.instances.back() != every) c.instances.push_back(std::move(every));
-      } else if (c.instances.empty() || c.instances.back() != name) {
-        c.instances.push_back(name);
-      }
-    };
-    auto fold = [&](const std::vector<CclEvent>& events, std::vector<Collective>& out, bool slices) {
-      std::unordered_map<std::string, size_t> index;  // (kind, where, bytes, why, layouts) -> collective
-      for (auto& e : events) {
-        int at_op = e.origin >= 0 ? e.origin : e.op;
-        int module = at_op >= 0 ? flow.ops[at_op].module : -1;
-        if (module >= 0 && patterns[module].empty())
-          patterns[module] = model.modules[module].name.empty() ? model.model : module_pattern(model.modules[module].name);
-        const std::string& at = module >= 0 ? patterns[module] : kOutput;
-        std::string key = std::to_string(static_cast<int>(e.kind)) + '|' + at + '|' + std::to_string(std::llround(e.bytes)) + '|' + e.why;
-        if (slices) key += '|' + std::to_string(e.to.code()) + '|' + std::to_string(e.input) + '|' + std::to_string(at_op >= 0 ? flow.ops[at_op].span.line * 4096 + flow.ops[at_op].span.column : 0);
-        auto it = index.find(key);
-        if (it == index.end()) {
-          Collective c;
-          c.kind = e.kind;
-          c.axis = chosen.axes.size() > 1 ? "batch,model" : "model";
-          c.bytes = e.bytes;
-          c.time_us = e.time_us;
-          c.at = at;
-          c.why = slices ? "each device keeps its block of a replicated value: no collective" : e.why;
-          const auto& info = flow.tensors[e.tensor];
-          std::string dims, roles;
-          for (size_t d = 0; d < info.shape.size(); ++d) {
-            dims += (d ? ", " : "") + std::to_string(info.shape[d]);
-            roles += std::string(d ? ", " : "") + role_name(prep->roles[e.tensor][d]);
-          }
-          c.tensor = "[" + dims + "] (" + roles + ")";
-          c.span = at_op >= 0 ? flow.ops[at_op].span : ir::Span{};
-          auto layout = [](Spec sp) {
-            Collective::Layout l;
-            l.kind = sp.kind == kPartial ? "partial" : sp.sharded() ? "sharded" : "replicated";
-            l.dim = sp.sharded() ? sp.dim : -1;
-            l.segments = sp.kind == kSegments ? sp.seg : 0;
-            return l;
-          };
-          c.from = layout(e.from);
-          c.to = layout(e.to);
-          if (at_op < 0) c.applies_to = "model_output";
-          else if (e.from.kind == kPartial && e.origin >= 0 && e.origin != e.op) c.applies_to = "output";
-          else if (e.input >= 0) {
-            // Counted over the op's activations (weights and buffers skipped): what a module's
-            // call receives, and what a numeric check can find among an op's arguments.
-            c.applies_to = "input";
-            c.input = 0;
-            for (int j = 0; j < e.input; ++j) c.input += !is_free(flow, flow.ops[e.op].inputs[j]);
-          }
-          it = index.emplace(std::move(key), out.size()).first;
-          out.push_back(std::move(c));
-        }
-        Collective& c = out[it->second];
-        c.count++;
-        if (module >= 0) add_instances(c, at_op, module);
-      }
-    };
-    fold(chosen.ev.events, mp.collectives, false);
-    fold(chosen.ev.slices, mp.slices, true);
-    mp.totals = chosen.totals;
-    phase("collectives");
-    // Components: the root's top-level items, identical consecutive blocks folded.
-    // The root module's own forward is the one Call at the top: its body holds the components.
-    int root_body = 0;
-    if (prep->bodies[0].items.size() == 1 && flow.ops[prep->bodies[0].items[0]].kind == OpKind::Call)
-      root_body = prep->body_of_op[prep->bodies[0].items[0]];
-    const auto& root = prep->bodies[root_body];
-    uint64_t last_signature = 0;
-    for (size_t pos = 0; pos < root.items.size(); ++pos) {
-      int i = root.items[pos];
-      const auto& op = flow.ops[i];
-      if (op.module <= 0 && op.kind != OpKind::Call) continue;
-      int end = op.kind == OpKind::Call || op.kind == OpKind::Experts ? op.end : i + 1;
-      std::string name = model.modules[op.module].name;
-      uint64_t sig = prep->body_of_op[i] >= 0 ? prep->bodies[prep->body_of_op[i]].signature : std::hash<std::string>()(name);
-      // Per-instance figures are averages over the folded instances (their plans may differ at the
-      // edges: the first block receives the embedding's layout).
-      auto add_costs = [&](ComponentPlan& cp, int n_before) {
-        double ccls = 0, bytes = 0, ccl_us = 0, compute = 0;
-        for (auto& e : chosen.ev.events)
-          if (e.op >= i && e.op < end) {
-            ccls += 1;
-            bytes += e.bytes;
-            ccl_us += e.time_us;
-          }
-        for (int k = i; k < end; ++k) compute += chosen.ev.op_compute_us[k];
-        double n = n_before + 1;
-        cp.bytes = (cp.bytes * n_before + bytes) / n;
-        cp.ccl_us = (cp.ccl_us * n_before + ccl_us) / n;
-        cp.compute_us = (cp.compute_us * n_before + compute) / n;
-        cp.collectives_total += static_cast<int>(ccls);
-        cp.collectives = static_cast<int>(std::lround(cp.collectives_total / n));
-      };
-      if (!mp.components.empty() && mp.components.back().module == module_pattern(name) && last_signature == sig && op.kind == OpKind::Call) {
-        add_costs(mp.components.back(), mp.components.back().count);
-        mp.components.back().count++;
-        continue;
-      }
-      ComponentPlan cp;
-      cp.module = op.kind == OpKind::Call ? module_pattern(name) : name;
-      cp.class_name = model.modules[op.module].class_name;
-      cp.span = op.kind == OpKind::Call ? model.modules[op.module].span : op.span;
-      add_costs(cp, 0);
-      // Layout summary: the weights this component's ops read (tied ones included), by layout.
-      std::map<std::string, std::vector<std::string>> by_layout;
-      std::set<int> listed;
-      std::string prefix = name.empty() ? "" : name + ".";
-      for (int k = i; k < end; ++k)
-        for (int t : flow.ops[k].inputs) {
-          int param = flow.tensors[t].parameter;
-          if (param < 0 || !listed.insert(param).second) continue;
-          const auto& pl = mp.parameters[param];
-          std::string rel = pl.name.rfind(prefix, 0) == 0 ? std::string(pl.name.substr(prefix.size())) : std::string(pl.name) + " (shared)";
-          if (rel.size() > 7 && rel.compare(rel.size() - 7, 7, ".weight") == 0) rel = rel.substr(0, rel.size() - 7);
-          else if (rel == "weight") rel = name.substr(name.rfind('.') + 1);
-          else if (rel.find("weight") == std::string::npos) continue;  // biases follow their weights
-          if (pl.layout != "replicated") by_layout[std::string(pl.layout)].push_back(rel);
-        }
-      for (auto& [layout, names] : by_layout) {
-        std::string list;
-        for (size_t k = 0; k < names.size() && k < 6; ++k) list += (k ? ", " : "") + names[k];
-        if (names.size() > 6) list += ", ...";
-        cp.layout += (cp.layout.empty() ? "" : "; ") + layout + ": " + list;
-      }
-      if (cp.layout.empty()) cp.layout = "replicated";
-      last_signature = sig;
-      mp.components.push_back(cp);
-    }
-    phase("components");
+    const int tp_degree = chosen.ctx.n;  // for the divisibility diagnostics, once `chosen` has moved on
+    const bool two_d = chosen.axes.size() > 1;
+    planner.expand(chosen);
+    const size_t at = result.meshes.size();
     result.meshes.push_back(std::move(mp));
-
-    if (preferred->empty())
+    if (preferred->empty() && chosen.feasible) {
+      // The meshes after this one prefer its layouts: its replay comes before their search.
+      chosen.ev = evaluate(*prep, chosen.ctx, chosen.sol);
       for (size_t i = 0; i < chosen.ev.param_spec.size(); ++i)
         if (chosen.ev.param_op[i] >= 0) {
           (*preferred)[static_cast<int>(i)] = chosen.ev.param_spec[i];
           preferred_hash = preferred_hash * 1099511628211ULL + (static_cast<uint64_t>(i) << 24) + chosen.ev.param_spec[i].code();
         }
-    phase("push result");
+    }
+    phase("detail");
+    auto describe = [&describe_mesh, &result, at, chosen = std::move(chosen)]() mutable { describe_mesh(chosen, result.meshes[at]); };
+    if (options.second_thread && options.meshes.size() > 1) tails.submit(std::move(describe));
+    else describe();
+    phase("describe meshes");
     // Divisibility diagnostics against this mesh's model axis.
     // The degree tensor parallelism uses on this mesh: the columns, or all devices in 2-D mode.
-    int n = chosen.ctx.n;
-    const std::string axis = chosen.axes.size() > 1 ? "('batch', 'model') axes" : "'model' axis";
+    const int n = tp_degree;
+    const std::string axis = two_d ? "('batch', 'model') axes" : "'model' axis";
     if (n <= 1) continue;
     auto locate = [&](std::vector<std::string> keys, int64_t value, ir::Span fallback) {
       return options.locate ? options.locate(keys, value, fallback) : fallback;
@@ -880,8 +999,9 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     }
   }
   tag_mesh();
-
   phase("divisibility diagnostics");
+  tails.finish();
+  phase("describe meshes");
   // One layout for every mesh when possible.
   if (result.meshes.size() > 1) {
     size_t differing = 0;

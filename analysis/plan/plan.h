@@ -37,6 +37,9 @@ struct PlanOptions {
   std::map<std::string, std::string> pinned_outputs;
   bool evaluate_pins_only = false;  // true: every parameter not pinned stays replicated
   bool alternatives = true;
+  // false: plan on the calling thread only. A second thread prepares large models and lists the
+  // chosen plans of a multi-mesh request while the search goes on; the results are the same.
+  bool second_thread = true;
 };
 
 // Names point into the planned ModelIR (valid while it lives); layout and why are static text.

@@ -284,7 +284,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
   auto live_after = [&](int t, int pos) { return body.last_use_of(t) > pos; };
   // A state holds only live tensors, so after step `pos` exactly those last used there leave it.
   auto prune_dead = [&](State& s, int pos) {
-    const auto& dying = body.dies_at[pos];
+    const auto dying = body.dies_at(static_cast<size_t>(pos));
     if (dying.empty()) return;
     auto d = dying.begin();
     s.erase(std::remove_if(s.begin(), s.end(),
@@ -818,10 +818,19 @@ AxisSolution AxisSolver::solve(const Prepared& prep, const Context& ctx) {
   return sol;
 }
 
-void AxisSolver::expand_decisions(const Prepared& prep, AxisSolution& sol) {
+void AxisSolver::expand_decisions(const Prepared& prep, const Context& ctx, AxisSolution& sol) {
   if (!sol.feasible || !sol.decisions.empty()) return;
-  sol.decisions.assign(prep.model->dataflow.ops.size(), {});
+  const auto& ops = prep.model->dataflow.ops;
+  sol.decisions.assign(ops.size(), {});
   expand(prep, 0, sol.root_key, sol.root_exit, sol);
+  sol.strategy_of.assign(ops.size(), nullptr);
+  const uint64_t ctx_hash = ctx.hash();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    int chosen = sol.decisions[i].strategy;
+    if (chosen < 0 || ops[i].kind == OpKind::Call || ops[i].kind == OpKind::Experts) continue;
+    const auto& strats = strategies_.get(prep, static_cast<int>(i), ctx, ctx_hash);
+    if (chosen < static_cast<int>(strats.size())) sol.strategy_of[i] = &strats[static_cast<size_t>(chosen)];
+  }
 }
 
 const std::vector<Strat>& StrategyCache::get(const Prepared& prep, int op, const Context& ctx, uint64_t ctx_hash) {
@@ -830,10 +839,9 @@ const std::vector<Strat>& StrategyCache::get(const Prepared& prep, int op, const
   return cache_.emplace(key, strategies(prep, op, ctx));
 }
 
-Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& sol, StrategyCache& strategy_cache) {
+Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& sol) {
   Evaluation ev;
   const auto& flow = prep.model->dataflow;
-  const uint64_t ctx_hash = ctx.hash();
   ev.op_compute_us.assign(flow.ops.size(), 0);
   ev.op_label.assign(flow.ops.size(), "");
   ev.param_spec.assign(prep.model->parameters.size(), Spec::R());
@@ -983,9 +991,8 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         leave(op.outputs[0], out);
         continue;
       }
-      const auto& strats = strategy_cache.get(prep, index, ctx, ctx_hash);
-      if (d.strategy < 0 || d.strategy >= static_cast<int>(strats.size())) continue;
-      const Strat& st = strats[d.strategy];
+      if (!sol.strategy_of[index]) continue;
+      const Strat& st = *sol.strategy_of[index];
       current_label = st.label;
       for (size_t i = 0; i < op.inputs.size(); ++i) {
         bool repeated = false;

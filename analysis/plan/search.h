@@ -91,6 +91,29 @@ struct Context {
   uint64_t hash() const;
 };
 
+// Per tensor: the role of each of its dims, in one flat array (not ~10k small vectors to allocate
+// and free per plan of a 126-layer model).
+class DimRoles {
+ public:
+  void reset(const ir::Dataflow& flow) {
+    start_.assign(flow.tensors.size() + 1, 0);
+    for (size_t t = 0; t < flow.tensors.size(); ++t) start_[t + 1] = start_[t] + static_cast<uint32_t>(flow.tensors[t].shape.size());
+    roles_.assign(start_.back(), Role::Other);
+  }
+  // A view: assigning one tensor's roles to another's is deleted (it would rebind, not copy).
+  struct Dims : std::span<Role> {
+    explicit Dims(std::span<Role> s) : std::span<Role>(s) {}
+    Dims(const Dims&) = default;
+    Dims& operator=(const Dims&) = delete;
+  };
+  Dims operator[](size_t t) { return Dims({roles_.data() + start_[t], start_[t + 1] - start_[t]}); }
+  std::span<const Role> operator[](size_t t) const { return {roles_.data() + start_[t], start_[t + 1] - start_[t]}; }
+
+ private:
+  std::vector<Role> roles_;
+  std::vector<uint32_t> start_;  // per tensor, and one past the last
+};
+
 // Per-model preparation, independent of the mesh: bodies, liveness, signatures, dim roles.
 struct Prepared {
   const ir::ModelIR* model = nullptr;
@@ -102,7 +125,10 @@ struct Prepared {
     // Tensor -> position in items of its last use (items.size(): handed back), flat and sorted by
     // tensor: the search looks it up for every tensor of every state it builds.
     std::vector<std::pair<int, int>> last_use;
-    std::vector<std::vector<int>> dies_at;  // per position: the tensors last used there, sorted
+    // Per position: the tensors last used there, sorted (flat: dies[dies_start[pos] ..
+    // dies_start[pos + 1])).
+    std::vector<int> dies, dies_start;
+    std::span<const int> dies_at(size_t pos) const { return {dies.data() + dies_start[pos], dies.data() + dies_start[pos + 1]}; }
     int last_use_of(int t) const {
       auto it = std::lower_bound(last_use.begin(), last_use.end(), t, [](const auto& e, int v) { return e.first < v; });
       return it != last_use.end() && it->first == t ? it->second : -1;
@@ -113,7 +139,7 @@ struct Prepared {
   };
   std::vector<Body> bodies;               // bodies[0] = root
   std::vector<int> body_of_op;            // Call/Experts op -> body index
-  std::vector<std::vector<Role>> roles;   // per tensor
+  DimRoles roles;                         // per tensor
   std::vector<int> param_owner_body;      // per parameter: the body where it is local (used freely)
   // Per tensor: the ops that read it, consumer_ops[consumer_start[t] .. consumer_start[t + 1]).
   std::vector<int> consumer_start, consumer_ops;
@@ -128,7 +154,7 @@ struct Prepared {
   std::vector<std::vector<int>> segments;   // per tensor: k of later equal k-way splits of its last dim
   int64_t hidden_size = 0, vocab_size = 0;
 };
-std::shared_ptr<Prepared> prepare(const ir::ModelIR& model);
+std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread = true);
 
 using ir::mix64;
 // Parameters and buffers: stored, not computed; their layout is chosen at their first use.
@@ -243,6 +269,9 @@ struct AxisSolution {
   Aggregate totals;                    // of the whole plan (see Aggregate)
   double cost = 0;                     // the search objective (time + decision weights)
   std::vector<Decision> decisions;     // per op (filled by AxisSolver::expand_decisions)
+  // Per leaf op: its chosen strategy, looked up with the decisions so that replaying the plan
+  // needs no cache (and can run on another thread while the solver goes on).
+  std::vector<const Strat*> strategy_of;
   uint64_t root_key = 0;
   int root_exit = -1;
 };
@@ -252,7 +281,7 @@ class AxisSolver {
   AxisSolver() = default;
   AxisSolution solve(const Prepared& prep, const Context& ctx);
   // Per-op decisions of a solution (needed to list its collectives; totals need none).
-  void expand_decisions(const Prepared& prep, AxisSolution& solution);
+  void expand_decisions(const Prepared& prep, const Context& ctx, AxisSolution& solution);
   size_t memo_size() const { return memo_.size(); }
   void clear() {
     memo_.clear();
@@ -323,6 +352,7 @@ struct Evaluation {
   std::vector<int> param_op;          // per parameter: the op that first used it (-1: unused)
   double kv_cache_bytes = 0;          // per device, decode
 };
-Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& solution, StrategyCache& cache);
+// Reads only its arguments: safe on another thread while the solver goes on.
+Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& solution);
 
 }  // namespace shardlens::plan::detail

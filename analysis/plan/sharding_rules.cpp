@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <future>
 #include <map>
 #include <set>
 
@@ -74,8 +75,7 @@ std::vector<std::string> split_equation(const std::string& eq, std::string& out)
 // parallelism. Propagated in execution order from the inputs.
 void assign_roles(Prepared& p) {
   const auto& flow = p.model->dataflow;
-  p.roles.assign(flow.tensors.size(), {});
-  for (size_t t = 0; t < flow.tensors.size(); ++t) p.roles[t].assign(flow.tensors[t].shape.size(), Role::Other);
+  p.roles.reset(flow);
   // Model sizes that name feature dims.
   for (auto& op : flow.ops)
     if (op.kind == OpKind::Embedding && op.inputs.size() > 1) {
@@ -87,7 +87,7 @@ void assign_roles(Prepared& p) {
     }
   for (int in : flow.inputs) {
     auto& t = flow.tensors[in];
-    auto& r = p.roles[in];
+    auto r = p.roles[in];
     if (r.empty()) continue;
     r[0] = Role::Batch;
     bool ids = t.dtype.rfind("int", 0) == 0;
@@ -105,8 +105,8 @@ void assign_roles(Prepared& p) {
     return Role::Ffn;
   };
   auto aligned = [&](int from, int to) {
-    auto& a = p.roles[from];
-    auto& b = p.roles[to];
+    auto a = p.roles[from];
+    auto b = p.roles[to];
     for (size_t i = 0; i < b.size() && i < a.size(); ++i) {
       Role r = a[a.size() - 1 - i];
       if (flow.tensors[from].shape[a.size() - 1 - i] == flow.tensors[to].shape[b.size() - 1 - i] && r != Role::Other)
@@ -119,7 +119,7 @@ void assign_roles(Prepared& p) {
       case OpKind::Contract: {
         std::string out;
         std::vector<std::string> ins = split_equation(op.equation, out);
-        auto& ro = p.roles[op.outputs[0]];
+        auto ro = p.roles[op.outputs[0]];
         for (size_t k = 0; k < out.size() && k < ro.size(); ++k) {
           char l = out[k];
           Role r = Role::Other;
@@ -139,8 +139,8 @@ void assign_roles(Prepared& p) {
         break;
       }
       case OpKind::Embedding: {
-        auto& ro = p.roles[op.outputs[0]];
-        auto& ri = p.roles[op.inputs[0]];
+        auto ro = p.roles[op.outputs[0]];
+        auto ri = p.roles[op.inputs[0]];
         for (size_t i = 0; i < ri.size() && i < ro.size(); ++i) ro[i] = ri[i];
         if (!ri.empty() && ri.size() == 1 && ro.size() == 2) ro[0] = Role::Seq;  // positions
         if (!ro.empty()) ro.back() = Role::Hidden;
@@ -149,8 +149,8 @@ void assign_roles(Prepared& p) {
       case OpKind::Reshape: {
         auto& is = flow.tensors[op.inputs[0]].shape;
         auto& os = flow.tensors[op.outputs[0]].shape;
-        auto& ri = p.roles[op.inputs[0]];
-        auto& ro = p.roles[op.outputs[0]];
+        auto ri = p.roles[op.inputs[0]];
+        auto ro = p.roles[op.outputs[0]];
         size_t i = 0, o = 0;
         while (i < is.size() && o < os.size()) {
           if (is[i] == os[o]) { ro[o] = ri[i]; ++i; ++o; continue; }
@@ -180,23 +180,23 @@ void assign_roles(Prepared& p) {
         break;
       }
       case OpKind::Permute: {
-        auto& ri = p.roles[op.inputs[0]];
-        auto& ro = p.roles[op.outputs[0]];
+        auto ri = p.roles[op.inputs[0]];
+        auto ro = p.roles[op.outputs[0]];
         for (size_t k = 0; k < op.dims.size() && k < ro.size(); ++k)
           if (op.dims[k] >= 0 && static_cast<size_t>(op.dims[k]) < ri.size()) ro[k] = ri[op.dims[k]];
         break;
       }
       case OpKind::Attention: {
-        auto& ri = p.roles[op.inputs[0]];
-        auto& ro = p.roles[op.outputs[0]];
+        auto ri = p.roles[op.inputs[0]];
+        auto ro = p.roles[op.outputs[0]];
         for (size_t k = 0; k < ri.size() && k < ro.size(); ++k) ro[k] = ri[k];
         break;
       }
       case OpKind::Split: {
         for (int out : op.outputs) {
-          auto& ri = p.roles[op.inputs[0]];
-          auto& ro = p.roles[out];
-          if (ro.size() == ri.size()) ro = ri;
+          auto ri = p.roles[op.inputs[0]];
+          auto ro = p.roles[out];
+          if (ro.size() == ri.size()) std::copy(ri.begin(), ri.end(), ro.begin());
           else {
             size_t k = 0;
             for (size_t i = 0; i < ri.size() && k < ro.size(); ++i)
@@ -206,10 +206,10 @@ void assign_roles(Prepared& p) {
         break;
       }
       case OpKind::Reduce: {
-        auto& ri = p.roles[op.inputs[0]];
-        auto& ro = p.roles[op.outputs[0]];
+        auto ri = p.roles[op.inputs[0]];
+        auto ro = p.roles[op.outputs[0]];
         if (ro.size() == ri.size()) {
-          ro = ri;
+          std::copy(ri.begin(), ri.end(), ro.begin());
           for (int d : op.dims)
             if (d >= 0 && static_cast<size_t>(d) < ro.size()) ro[d] = Role::Other;
         } else {
@@ -220,15 +220,16 @@ void assign_roles(Prepared& p) {
         break;
       }
       case OpKind::Gather: {
-        auto& ro = p.roles[op.outputs[0]];
-        auto& ri = p.roles[op.inputs[0]];
+        auto ro = p.roles[op.outputs[0]];
+        auto ri = p.roles[op.inputs[0]];
         if (!ro.empty()) ro[0] = Role::Tokens;
         for (size_t k = 1; k < ro.size() && k < ri.size(); ++k) ro[ro.size() - k] = ri[ri.size() - k];
         break;
       }
       case OpKind::Experts:
       case OpKind::Interpolate:
-        if (!op.inputs.empty() && p.roles[op.inputs[0]].size() == p.roles[op.outputs[0]].size()) p.roles[op.outputs[0]] = p.roles[op.inputs[0]];
+        if (!op.inputs.empty() && p.roles[op.inputs[0]].size() == p.roles[op.outputs[0]].size())
+          std::ranges::copy(p.roles[op.inputs[0]], p.roles[op.outputs[0]].begin());
         break;
       case OpKind::Call:
         break;
@@ -238,7 +239,7 @@ void assign_roles(Prepared& p) {
             if (!is_free(flow, in)) aligned(in, out);
         if (op.kind == OpKind::TopK && !op.outputs.empty())
           for (int out : op.outputs)
-            if (!p.roles[out].empty() && op.dims[0] < static_cast<int>(p.roles[out].size())) p.roles[out][op.dims[0]] = Role::Other;
+            if (op.dims[0] >= 0 && op.dims[0] < static_cast<int>(p.roles[out].size())) p.roles[out][op.dims[0]] = Role::Other;
         break;
       }
     }
@@ -252,10 +253,32 @@ void assign_roles(Prepared& p) {
 
 }  // namespace
 
-std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
+// Below this, a second thread costs more than it saves.
+constexpr size_t kPrepareOnTwoThreadsOps = 1000;
+
+std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread) {
   auto p = std::make_shared<Prepared>();
   p->model = &model;
   const auto& flow = model.dataflow;
+  // Dim roles, and each tensor's content (shape, dtype, kind, roles) hashed once for the
+  // signatures, need only the dataflow: for a large model another thread works them out while this
+  // one finds bodies and liveness (the two write different members).
+  std::vector<uint64_t> content(flow.tensors.size());
+  auto roles_and_content = [&] {
+    assign_roles(*p);
+    for (size_t t = 0; t < flow.tensors.size(); ++t) {
+      const auto& info = flow.tensors[t];
+      uint64_t h = 0x9e37;
+      for (auto d : info.shape) h = mix64(h, static_cast<uint64_t>(d));
+      h = mix64(h, std::hash<std::string>()(info.dtype));
+      h = mix64(h, (info.parameter >= 0 ? 1u : 0u) | (info.buffer >= 0 ? 2u : 0u) | (info.data_dependent ? 4u : 0u));
+      for (auto r : p->roles[t]) h = mix64(h, static_cast<uint64_t>(r));
+      content[t] = h;
+    }
+  };
+  std::future<void> side;  // after what it writes: unwinding waits for it first
+  if (second_thread && flow.ops.size() >= kPrepareOnTwoThreadsOps) side = std::async(std::launch::async, roles_and_content);
+  else roles_and_content();
   p->body_of_op.assign(flow.ops.size(), -1);
   // Bodies: the root (all ops, top level = not inside another body) and one per Call / Experts.
   std::vector<int> parent(flow.ops.size(), 0);  // body index containing each op
@@ -306,7 +329,6 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
     p->numel[t] = static_cast<double>(info.numel());
     p->fixed_element_bytes[t] = info.dtype.rfind("int", 0) == 0 ? (info.dtype == "int64" ? 8 : 4) : info.dtype == "bool" ? 1 : 0;
   }
-  assign_roles(*p);
   // Which body each parameter is local to: the deepest body containing all its uses.
   std::vector<int> depth(p->bodies.size(), 0), body_parent(p->bodies.size(), -1);
   for (size_t b = 1; b < p->bodies.size(); ++b) {
@@ -409,28 +431,25 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model) {
         pbody.ext.push_back(t);
     }
   }
+  std::vector<int> cursor;
   for (size_t b = 0; b < p->bodies.size(); ++b) {
     auto& body = p->bodies[b];
     auto& uses = last_use[b];
     std::sort(uses.begin(), uses.end());
     for (size_t k = 0; k < uses.size(); ++k)
       if (k + 1 == uses.size() || uses[k + 1].first != uses[k].first) body.last_use.push_back(uses[k]);
-    body.dies_at.assign(body.items.size() + 1, {});
-    for (auto& [t, pos] : body.last_use) body.dies_at[pos].push_back(t);  // sorted: last_use is
+    // Bucketed by position in tensor order (last_use is sorted), so each position's list is sorted.
+    auto& start = body.dies_start;
+    start.assign(body.items.size() + 2, 0);
+    for (auto& [t, pos] : body.last_use) ++start[static_cast<size_t>(pos) + 1];
+    for (size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+    body.dies.resize(body.last_use.size());
+    cursor.assign(start.begin(), start.end() - 1);
+    for (auto& [t, pos] : body.last_use) body.dies[static_cast<size_t>(cursor[static_cast<size_t>(pos)]++)] = t;
   }
   // The Experts op's body reads its routed tokens (a fresh tensor) and the expert's parameters.
   // Signatures: content of each body with tensors renumbered by first appearance.
-  // Content of each tensor (shape, dtype, kind, roles), hashed once.
-  std::vector<uint64_t> content(flow.tensors.size());
-  for (size_t t = 0; t < flow.tensors.size(); ++t) {
-    const auto& info = flow.tensors[t];
-    uint64_t h = 0x9e37;
-    for (auto d : info.shape) h = mix64(h, static_cast<uint64_t>(d));
-    h = mix64(h, std::hash<std::string>()(info.dtype));
-    h = mix64(h, (info.parameter >= 0 ? 1u : 0u) | (info.buffer >= 0 ? 2u : 0u) | (info.data_dependent ? 4u : 0u));
-    for (auto r : p->roles[t]) h = mix64(h, static_cast<uint64_t>(r));
-    content[t] = h;
-  }
+  if (side.valid()) side.get();
   // Local numbering by first appearance, without a map per body: a stamp says which body numbered it.
   std::vector<int> stamp(flow.tensors.size(), -1), local_id(flow.tensors.size(), 0);
   for (size_t b = p->bodies.size(); b-- > 0;) {
@@ -653,7 +672,7 @@ uint16_t tag_for(const Prepared& prep, const ir::Op& op, const std::vector<Spec>
   // Activation sharding: by the role of the sharded dim.
   auto role_of = [&](int t, Spec s) -> Role {
     if (!s.sharded()) return Role::Other;
-    auto& r = prep.roles[t];
+    auto r = prep.roles[t];
     return s.dim >= 0 && static_cast<size_t>(s.dim) < r.size() ? r[s.dim] : Role::Other;
   };
   for (size_t i = 0; i < op.outputs.size() && i < out.size(); ++i) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "plan/plan_output.h"
 #include "plan/search.h"
 #include "python/value_locator.h"
 #include "plan_helpers.h"
@@ -521,4 +522,73 @@ TEST_CASE("Many live tensors: dominated layouts are pruned exactly instead of cu
   const auto& mp = p.result.meshes.at(0);
   CHECK(mp.totals.collectives > 0);
   CHECK(mp.totals.compute_parallel_fraction > 0.99);
+}
+
+TEST_CASE("Dim roles: a reduction keeps its input's roles and passes them to the dims it keeps", "[plan][roles]") {
+  using namespace plan::detail;
+  int kept_named = 0;  // kept dims with a role other than Other: the check below is not vacuous
+  for (const std::string& text : {fixture("llama.py"), fixture("gpt.py"), model_script("convnext.py")}) {
+    auto p = plan_script(text);
+    auto prep = prepare(p.model);
+    const auto& flow = p.model.dataflow;
+    for (const auto& op : flow.ops) {
+      if (op.kind != ir::OpKind::Reduce || op.inputs.empty() || op.outputs.empty()) continue;
+      const auto in = prep->roles[op.inputs[0]];
+      const auto out = prep->roles[op.outputs[0]];
+      auto reduced = [&](size_t d) { return std::find(op.dims.begin(), op.dims.end(), static_cast<int>(d)) != op.dims.end(); };
+      CAPTURE(p.model.model, op.name, op.span.line);
+      // The input was made (and named) by its producer; reducing it must not rename its dims.
+      bool any_named = false;
+      for (Role r : in) any_named |= r != Role::Other;
+      if (out.size() != in.size()) continue;
+      for (size_t d = 0; d < in.size(); ++d) {
+        if (reduced(d)) {
+          CHECK(out[d] == Role::Other);
+        } else {
+          CHECK(out[d] == in[d]);
+          kept_named += in[d] != Role::Other;
+        }
+      }
+      CHECK(any_named);
+    }
+  }
+  CHECK(kept_named > 0);
+}
+
+TEST_CASE("Planning on two threads gives the plan of one", "[plan][threads]") {
+  // Small fixtures list their meshes' plans on the second thread; the 126-layer bench model also
+  // prepares on both (it is above the size where that pays).
+  const std::vector<std::string> texts = {fixture("gpt.py"), fixture("moe.py"), model_script("convnext.py"),
+                                          read_text(std::string(SHARDLENS_SOURCE_DIR) + "/bench/models/dense_405b.py")};
+  for (const auto& text : texts) {
+    plan::PlanOptions o;
+    o.meshes = {mesh("1x2"), mesh("1x8"), mesh("2x4"), mesh("8x4")};
+    auto one = o;
+    one.second_thread = false;
+    auto p = plan_script(text, o);
+    auto serial = plan::plan_model(p.model, one);
+    REQUIRE(serial.ok);
+    auto without_time = [&](const plan::PlanResult& r, const plan::PlanOptions& options) {
+      auto j = plan::to_json(r, p.model, options);
+      j.erase("plan_ms");
+      return j.dump();
+    };
+    CAPTURE(p.model.model);
+    CHECK(without_time(p.result, o) == without_time(serial, o));
+    REQUIRE(p.result.meshes.size() == 4);
+    CHECK(!p.result.meshes[3].parameters.empty());
+    CHECK(!p.result.meshes[3].components.empty());
+  }
+  // The preparation alone, field by field, on the large model.
+  auto p = plan_script(texts.back());
+  REQUIRE(p.model.dataflow.ops.size() >= 1000);
+  auto both = plan::detail::prepare(p.model, true);
+  auto alone = plan::detail::prepare(p.model, false);
+  REQUIRE(both->bodies.size() == alone->bodies.size());
+  for (size_t b = 0; b < both->bodies.size(); ++b) CHECK(both->bodies[b].signature == alone->bodies[b].signature);
+  CHECK(both->op_signature == alone->op_signature);
+  bool roles_equal = true;
+  for (size_t t = 0; t < p.model.dataflow.tensors.size(); ++t)
+    roles_equal &= std::ranges::equal(both->roles[t], alone->roles[t]);
+  CHECK(roles_equal);
 }
