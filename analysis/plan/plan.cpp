@@ -394,7 +394,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     phase_ms[name] += std::chrono::duration<double, std::milli>(now - tick).count();
     tick = now;
   };
-  auto prep = prepare(model, options.second_thread);
+  auto prep = prepare(model, options.second_thread, std::move(spent_));
   phase("prepare");
   // Bounded memory: a long editing session must not grow the memo without limit.
   if (solver_->memo_size() > 200000) solver_->clear();
@@ -1034,6 +1034,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
   if (timing)
     for (auto& [name, ms] : phase_ms) std::fprintf(stderr, "plan phase %-26s %8.2f ms\n", name.c_str(), ms);
   result.ok = true;
+  spent_ = std::move(prep);
   result.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return result;
 }

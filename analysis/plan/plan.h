@@ -165,6 +165,7 @@ struct PlanCancelled : std::runtime_error {
 namespace detail {
 class AxisSolver;
 struct ParameterIndex;
+struct Prepared;
 }
 
 // Keeps solved module bodies between calls (keyed by body content, entry layouts, mesh axis and
@@ -185,6 +186,7 @@ class Planner {
   std::unique_ptr<detail::AxisSolver> solver_;
   std::unique_ptr<detail::ParameterIndex> parameters_;  // kept while the module tree is unchanged
   std::map<std::string, int> memory_steps_;  // per mesh: the memory weight's grid step last chosen
+  std::shared_ptr<detail::Prepared> spent_;  // the last plan's preparation: the next one reuses its buffers
 };
 
 // One-shot planning (no memo kept).

@@ -136,6 +136,13 @@ struct Prepared {
     uint64_t signature = 0;
     std::vector<int> parameters;  // parameters read anywhere inside (for pinned plans' memo keys)
     std::vector<int> modules;     // modules whose ops run inside
+    // Empty again, keeping the vectors' buffers (a re-plan's preparation reuses the last one's).
+    void clear() {
+      op = -1;
+      signature = 0;
+      for (auto* v : {&items, &ext, &outputs, &dies, &dies_start, &parameters, &modules}) v->clear();
+      last_use.clear();
+    }
   };
   std::vector<Body> bodies;               // bodies[0] = root
   std::vector<int> body_of_op;            // Call/Experts op -> body index
@@ -154,7 +161,9 @@ struct Prepared {
   std::vector<std::vector<int>> segments;   // per tensor: k of later equal k-way splits of its last dim
   int64_t hidden_size = 0, vocab_size = 0;
 };
-std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread = true);
+// `recycled`: a preparation nobody else holds any more, whose buffers this one reuses (a re-plan
+// then allocates next to nothing for it).
+std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread = true, std::shared_ptr<Prepared> recycled = nullptr);
 
 using ir::mix64;
 // Parameters and buffers: stored, not computed; their layout is chosen at their first use.

@@ -256,9 +256,23 @@ void assign_roles(Prepared& p) {
 // Below this, a second thread costs more than it saves.
 constexpr size_t kPrepareOnTwoThreadsOps = 1000;
 
-std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread) {
-  auto p = std::make_shared<Prepared>();
+std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, std::shared_ptr<Prepared> recycled) {
+  auto p = recycled && recycled.use_count() == 1 ? std::move(recycled) : std::make_shared<Prepared>();
   p->model = &model;
+  p->hidden_size = p->vocab_size = 0;
+  // Bodies keep their vectors' buffers from the last preparation; every other member is assigned whole below.
+  std::vector<Prepared::Body> spare = std::move(p->bodies);
+  p->bodies.clear();
+  auto new_body = [&spare](int op) {
+    Prepared::Body b;
+    if (!spare.empty()) {
+      b = std::move(spare.back());
+      spare.pop_back();
+      b.clear();
+    }
+    b.op = op;
+    return b;
+  };
   const auto& flow = model.dataflow;
   // Dim roles, and each tensor's content (shape, dtype, kind, roles) hashed once for the
   // signatures, need only the dataflow: for a large model another thread works them out while this
@@ -282,7 +296,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread) 
   p->body_of_op.assign(flow.ops.size(), -1);
   // Bodies: the root (all ops, top level = not inside another body) and one per Call / Experts.
   std::vector<int> parent(flow.ops.size(), 0);  // body index containing each op
-  p->bodies.push_back({});
+  p->bodies.push_back(new_body(-1));
   std::vector<std::pair<int, int>> stack;  // (end, body)
   stack.push_back({static_cast<int>(flow.ops.size()), 0});
   for (size_t i = 0; i < flow.ops.size(); ++i) {
@@ -292,8 +306,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread) 
     p->bodies[body].items.push_back(static_cast<int>(i));
     const auto& op = flow.ops[i];
     if ((op.kind == OpKind::Call || op.kind == OpKind::Experts) && op.end > static_cast<int>(i)) {
-      Prepared::Body b;
-      b.op = static_cast<int>(i);
+      Prepared::Body b = new_body(static_cast<int>(i));
       b.outputs = op.outputs;
       if (op.kind == OpKind::Experts) {
         // The body's result is the expert's output; the Experts op's own output is the combine.
