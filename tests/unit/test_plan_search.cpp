@@ -54,6 +54,40 @@ plan::PlanOptions tp_examples_plan(bool sequence_parallel) {
   return o;
 }
 
+// Two preparations of one model, member by member.
+void check_same_preparation(const plan::detail::Prepared& a, const plan::detail::Prepared& b) {
+  const auto& flow = a.model->dataflow;
+  REQUIRE(a.bodies.size() == b.bodies.size());
+  for (size_t i = 0; i < a.bodies.size(); ++i) {
+    const auto& x = a.bodies[i];
+    const auto& y = b.bodies[i];
+    CAPTURE(i);
+    CHECK(x.op == y.op);
+    CHECK(x.items == y.items);
+    CHECK(x.ext == y.ext);
+    CHECK(x.outputs == y.outputs);
+    CHECK(x.last_use == y.last_use);
+    CHECK(x.dies == y.dies);
+    CHECK(x.dies_start == y.dies_start);
+    CHECK(x.signature == y.signature);
+    CHECK(x.parameters == y.parameters);
+    CHECK(x.modules == y.modules);
+  }
+  CHECK(a.body_of_op == b.body_of_op);
+  CHECK(a.param_owner_body == b.param_owner_body);
+  CHECK(a.consumer_start == b.consumer_start);
+  CHECK(a.consumer_ops == b.consumer_ops);
+  CHECK(a.numel == b.numel);
+  CHECK(a.producer == b.producer);
+  CHECK(a.op_signature == b.op_signature);
+  CHECK(a.segments == b.segments);
+  CHECK(a.hidden_size == b.hidden_size);
+  CHECK(a.vocab_size == b.vocab_size);
+  bool roles_equal = true;
+  for (size_t t = 0; t < flow.tensors.size(); ++t) roles_equal &= std::ranges::equal(a.roles[t], b.roles[t]);
+  CHECK(roles_equal);
+}
+
 }  // namespace
 
 TEST_CASE("test_tp_examples.py counts: 6 all-reduce + 1 all-gather; with SP 6 reduce-scatter + 6 all-gather", "[plan][search]") {
@@ -582,51 +616,11 @@ TEST_CASE("Planning on two threads gives the plan of one", "[plan][threads]") {
   // The preparation alone, field by field, on the large model.
   auto p = plan_script(texts.back());
   REQUIRE(p.model.dataflow.ops.size() >= 1000);
-  auto both = plan::detail::prepare(p.model, true);
-  auto alone = plan::detail::prepare(p.model, false);
-  REQUIRE(both->bodies.size() == alone->bodies.size());
-  for (size_t b = 0; b < both->bodies.size(); ++b) CHECK(both->bodies[b].signature == alone->bodies[b].signature);
-  CHECK(both->op_signature == alone->op_signature);
-  bool roles_equal = true;
-  for (size_t t = 0; t < p.model.dataflow.tensors.size(); ++t)
-    roles_equal &= std::ranges::equal(both->roles[t], alone->roles[t]);
-  CHECK(roles_equal);
+  check_same_preparation(*plan::detail::prepare(p.model, true), *plan::detail::prepare(p.model, false));
 }
 
 TEST_CASE("A preparation that reuses the last one's buffers equals a fresh one", "[plan][incremental]") {
   using namespace plan::detail;
-  auto same = [](const Prepared& a, const Prepared& b) {
-    const auto& flow = a.model->dataflow;
-    REQUIRE(a.bodies.size() == b.bodies.size());
-    for (size_t i = 0; i < a.bodies.size(); ++i) {
-      const auto& x = a.bodies[i];
-      const auto& y = b.bodies[i];
-      CAPTURE(i);
-      CHECK(x.op == y.op);
-      CHECK(x.items == y.items);
-      CHECK(x.ext == y.ext);
-      CHECK(x.outputs == y.outputs);
-      CHECK(x.last_use == y.last_use);
-      CHECK(x.dies == y.dies);
-      CHECK(x.dies_start == y.dies_start);
-      CHECK(x.signature == y.signature);
-      CHECK(x.parameters == y.parameters);
-      CHECK(x.modules == y.modules);
-    }
-    CHECK(a.body_of_op == b.body_of_op);
-    CHECK(a.param_owner_body == b.param_owner_body);
-    CHECK(a.consumer_start == b.consumer_start);
-    CHECK(a.consumer_ops == b.consumer_ops);
-    CHECK(a.numel == b.numel);
-    CHECK(a.producer == b.producer);
-    CHECK(a.op_signature == b.op_signature);
-    CHECK(a.segments == b.segments);
-    CHECK(a.hidden_size == b.hidden_size);
-    CHECK(a.vocab_size == b.vocab_size);
-    bool roles_equal = true;
-    for (size_t t = 0; t < flow.tensors.size(); ++t) roles_equal &= std::ranges::equal(a.roles[t], b.roles[t]);
-    CHECK(roles_equal);
-  };
   // Larger to smaller and back, different architectures: every member must be made anew.
   auto big = plan_script(read_text(std::string(SHARDLENS_SOURCE_DIR) + "/bench/models/dense_405b.py"));
   auto gpt = plan_script(fixture("gpt.py"));
@@ -636,7 +630,7 @@ TEST_CASE("A preparation that reuses the last one's buffers equals a fresh one",
     CAPTURE(p->model.model);
     auto fresh = prepare(p->model);
     auto reused = prepare(p->model, true, std::move(spent));
-    same(*fresh, *reused);
+    check_same_preparation(*fresh, *reused);
     spent = std::move(reused);
   }
   // A preparation someone still holds is not reused.
