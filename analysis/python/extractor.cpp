@@ -530,8 +530,19 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   // nothing it did not make, and no statement is broken (error recovery may shift what runs).
   bool keep = traced_cleanly && options.reuse_construction && skipped_lines_.empty() &&
               std::none_of(all_units.begin(), all_units.end(), [](auto& u) { return !u->problems.empty(); });
-  if (!keep) construction_.reset();
-  else if (fresh) construction_ = std::move(fresh);
+  if (keep && fresh) {
+    construction_ = std::move(fresh);
+  } else if (!keep) {
+    // Freed later, with what this run replaced: a caller in a hurry should not wait for it.
+    std::unique_ptr<Construction> dropped = fresh ? std::move(fresh) : std::move(construction_);
+    if (dropped) {
+      if (result.retired)
+        result.retired = std::make_shared<std::pair<std::shared_ptr<void>, std::unique_ptr<Construction>>>(
+            std::move(result.retired), std::move(dropped));
+      else
+        result.retired = std::shared_ptr<Construction>(std::move(dropped));
+    }
+  }
   guard.done = true;
   made.ok = result.ok;
   made.error = result.error;

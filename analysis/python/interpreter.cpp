@@ -857,10 +857,8 @@ bool Interpreter::definition_inputs(const Stmt& s, Frame& frame, std::vector<con
   }
   for (auto& d : s.class_def->decorators)
     if (!native(*d)) return false;
-  for (auto& st : s.class_def->body)
-    if (st && st->kind == StmtKind::FunctionDef)
-      for (auto& d : st->function->decorators)
-        if (!native(*d)) return false;
+  for (const Expr* d : s.class_def->method_decorators)
+    if (!native(*d)) return false;
   return true;
 }
 
@@ -906,7 +904,10 @@ Flow Interpreter::define_cached(const Stmt& s, Frame& frame) {
   const std::string& name = s.kind == StmtKind::ClassDef ? s.class_def->name : s.function->name;
   if (cacheable && cache && cache->inputs == inputs) {
     if (auto* cls = cache->value.as<ClassObj>()) {
-      cls->attributes = cache->attributes;  // undo what the last run's code did to the class
+      if (cls->attribute_writes != cache->attribute_writes) {  // undo what the last run's code did to the class
+        cls->attributes = cache->attributes;
+        cls->attribute_writes = cache->attribute_writes;
+      }
       cls->span = absolute(s.span, frame.unit);
     }
     ++definitions_reused_;
@@ -931,7 +932,10 @@ Flow Interpreter::define_cached(const Stmt& s, Frame& frame) {
     cache = std::make_shared<DefinitionCache>();
     cache->value = v;
     cache->inputs = std::move(inputs);
-    if (auto* cls = v.as<ClassObj>()) cache->attributes = cls->attributes;
+    if (auto* cls = v.as<ClassObj>()) {
+      cache->attributes = cls->attributes;
+      cache->attribute_writes = cls->attribute_writes;
+    }
   } else {
     cache.reset();
   }

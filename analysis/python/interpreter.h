@@ -30,6 +30,7 @@ struct DefinitionCache {
   Value value;                                            // the class or function as bound
   std::vector<const Object*> inputs;                      // its bases and decorators, by identity
   std::vector<std::pair<std::string, Value>> attributes;  // a class's namespace as created
+  uint64_t attribute_writes = 0;                          // the class's ClassObj::attribute_writes then
 };
 
 // Whether a top-level class or function definition qualifies for DefinitionCache (syntactic).

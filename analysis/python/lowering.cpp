@@ -612,6 +612,9 @@ std::shared_ptr<ClassDef> Lowerer::class_def(TSNode n, std::vector<ExprPtr> deco
     }
   }
   block(field(n, sym_.body), c->body);
+  for (auto& st : c->body)
+    if (st && st->kind == StmtKind::FunctionDef)
+      for (auto& d : st->function->decorators) c->method_decorators.push_back(d.get());
   return c;
 }
 

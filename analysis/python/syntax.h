@@ -88,6 +88,7 @@ struct ClassDef {
   std::vector<ExprPtr> bases;  // plain expressions and Keyword (metaclass=...)
   std::vector<ExprPtr> decorators;
   Block body;
+  std::vector<const Expr*> method_decorators;  // of the FunctionDefs in body, in order (read on every run)
 };
 
 struct ImportName {

@@ -58,6 +58,7 @@ const Value* ClassObj::lookup(const std::string& attr) const {
 }
 
 void ClassObj::set(const std::string& attr, Value v) {
+  ++attribute_writes;
   for (auto& kv : attributes)
     if (kv.first == attr) {
       kv.second = std::move(v);

@@ -194,6 +194,7 @@ struct ClassObj : Object {
   std::vector<std::shared_ptr<ClassObj>> bases;
   std::vector<ClassObj*> mro;  // self first
   std::vector<std::pair<std::string, Value>> attributes;  // class namespace in definition order
+  uint64_t attribute_writes = 0;  // set() calls so far: a cached definition restores only a changed namespace
   bool is_builtin = false;
   bool is_module = false;          // nn.Module somewhere in the MRO
   bool has_unknown_base = false;   // a base we cannot see (imported from elsewhere)
