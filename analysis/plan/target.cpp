@@ -58,12 +58,6 @@ std::optional<Mesh> parse_mesh(const std::string& text, std::string& error) {
   return m;
 }
 
-double Workload::dtype_bytes() const {
-  if (dtype == "fp32") return 4.0;
-  if (dtype == "bfp8") return 1.0625;  // 8-bit mantissas plus one shared exponent per 16 values
-  return 2.0;
-}
-
 const Hardware* find_hardware(const std::string& name) {
   // SHARDING.md §4 (chip figures from Tenstorrent's product pages and tt-metal tech reports).
   static const Hardware kWormhole{"wormhole", 12e9, 288e9, 74e12, 0.711,

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shardlens::plan {
@@ -31,7 +32,11 @@ struct Workload {
   int64_t seq = 2048;          // prefill: tokens per sequence; decode: context length (KV cache)
   Phase phase = Phase::Decode; // decode: one new token per sequence per forward
   std::string dtype = "bf16";  // bf16 | fp32 | bfp8
-  double dtype_bytes() const;  // bytes per element
+  double dtype_bytes() const {  // bytes per element (inline: the search asks per tensor and transition)
+    if (std::string_view(dtype) == "fp32") return 4.0;
+    if (std::string_view(dtype) == "bfp8") return 1.0625;  // 8-bit mantissas plus one shared exponent per 16 values
+    return 2.0;
+  }
   int64_t tokens_per_forward() const { return phase == Phase::Decode ? 1 : seq; }
 };
 
