@@ -427,8 +427,26 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     for (; tagged < result.diagnostics.size(); ++tagged)
       if (result.diagnostics[tagged].mesh.empty()) result.diagnostics[tagged].mesh = current_mesh;
   };
+  // What listing a plan needs of the model alone, the same for every mesh (the tasks only read it).
+  // An expert's body is traced once, for the list's first expert: what happens there happens
+  // in every expert.
+  std::vector<int> experts_around;  // op -> the Experts op whose body holds it (-1: none)
+  for (size_t i = 0; i < flow.ops.size(); ++i)
+    if (flow.ops[i].kind == OpKind::Experts) {
+      if (experts_around.empty()) experts_around.assign(flow.ops.size(), -1);
+      for (int k = static_cast<int>(i) + 1; k < flow.ops[i].end && k < static_cast<int>(flow.ops.size()); ++k) experts_around[k] = static_cast<int>(i);
+    }
+  // The root module's own forward is the one Call at the top: its body holds the components.
+  int root_body = 0;
+  if (prep->bodies[0].items.size() == 1 && flow.ops[prep->bodies[0].items[0]].kind == OpKind::Call)
+    root_body = prep->body_of_op[prep->bodies[0].items[0]];
+  const auto& root = prep->bodies[root_body];
+  auto end_of = [&](int i) { return flow.ops[i].kind == OpKind::Call || flow.ops[i].kind == OpKind::Experts ? flow.ops[i].end : i + 1; };
+  std::vector<int> item_of_op(flow.ops.size(), -1);  // op -> the root item whose ops hold it
+  for (size_t pos = 0; pos < root.items.size(); ++pos)
+    std::fill(item_of_op.begin() + root.items[pos], item_of_op.begin() + end_of(root.items[pos]), static_cast<int>(pos));
   // A chosen plan's parameters, collectives and components (see MeshTails: may run on another
-  // thread, so it reads only the model, the preparation and `chosen`, and writes only `mp`).
+  // thread, so it reads only the model, the preparation, the above and `chosen`, and writes only `mp`).
   auto describe_mesh = [&](Solved& chosen, MeshPlan& mp) {
     if (chosen.ev.op_label.empty() && chosen.feasible) chosen.ev = evaluate(*prep, chosen.ctx, chosen.sol);
     auto ep = planner.expert_parallel_lists(chosen);
@@ -494,14 +512,6 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     }
     // Collectives, folded over repeated blocks; the free slices the same way.
     std::vector<std::string> patterns(model.modules.size());  // module -> "h.*.attn", made once
-    // An expert's body is traced once, for the list's first expert: what happens there happens
-    // in every expert.
-    std::vector<int> experts_around;  // op -> the Experts op whose body holds it (-1: none)
-    for (size_t i = 0; i < flow.ops.size(); ++i)
-      if (flow.ops[i].kind == OpKind::Experts) {
-        if (experts_around.empty()) experts_around.assign(flow.ops.size(), -1);
-        for (int k = static_cast<int>(i) + 1; k < flow.ops[i].end && k < static_cast<int>(flow.ops.size()); ++k) experts_around[k] = static_cast<int>(i);
-      }
     auto add_instances = [&](Collective& c, int at_op, int module) {
       const std::string& name = model.modules[module].name;
       int around = at_op >= 0 && !experts_around.empty() ? experts_around[at_op] : -1;
@@ -595,29 +605,18 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     fold(chosen.ev.slices, mp.slices, true);
     mp.totals = chosen.totals;
     // Components: the root's top-level items, identical consecutive blocks folded.
-    // The root module's own forward is the one Call at the top: its body holds the components.
-    int root_body = 0;
-    if (prep->bodies[0].items.size() == 1 && flow.ops[prep->bodies[0].items[0]].kind == OpKind::Call)
-      root_body = prep->body_of_op[prep->bodies[0].items[0]];
-    const auto& root = prep->bodies[root_body];
-    auto end_of = [&](int i) { return flow.ops[i].kind == OpKind::Call || flow.ops[i].kind == OpKind::Experts ? flow.ops[i].end : i + 1; };
     // Each collective counts for the root item whose ops hold it: one pass, in the events' order.
     struct ItemCollectives {
       double count = 0, bytes = 0, us = 0;
     };
     std::vector<ItemCollectives> item_collectives(root.items.size());
-    {
-      std::vector<int> item_of_op(flow.ops.size(), -1);
-      for (size_t pos = 0; pos < root.items.size(); ++pos)
-        std::fill(item_of_op.begin() + root.items[pos], item_of_op.begin() + end_of(root.items[pos]), static_cast<int>(pos));
-      for (auto& e : chosen.ev.events)
-        if (e.op >= 0 && item_of_op[e.op] >= 0) {
-          auto& c = item_collectives[static_cast<size_t>(item_of_op[e.op])];
-          c.count += 1;
-          c.bytes += e.bytes;
-          c.us += e.time_us;
-        }
-    }
+    for (auto& e : chosen.ev.events)
+      if (e.op >= 0 && item_of_op[e.op] >= 0) {
+        auto& c = item_collectives[static_cast<size_t>(item_of_op[e.op])];
+        c.count += 1;
+        c.bytes += e.bytes;
+        c.us += e.time_us;
+      }
     uint64_t last_signature = 0;
     for (size_t pos = 0; pos < root.items.size(); ++pos) {
       int i = root.items[pos];
