@@ -391,8 +391,8 @@ void check_annotations(DocumentAnalysis& a, DocumentAnalyzer& analyzer) {
     size[user_axes[1]] = sm.shape.size() == 2 ? sm.shape[1] : mp->mesh.cols;
   }
   std::string mesh_prefix = a.plan.meshes.size() > 1 ? "[" + mp->mesh.shape_string() + "] " : "";
-  std::unordered_map<std::string_view, const plan::ParameterLayout*> layouts;
-  for (auto& p : mp->parameters) layouts[p.name] = &p;
+  std::unordered_map<std::string_view, plan::ParameterLayout> layouts;
+  for (const plan::ParameterLayout p : mp->parameters) layouts.emplace(p.name, p);
   std::unordered_map<std::string, const ir::Parameter*> params;
   for (auto& p : a.model().parameters) params[p.name] = &p;
   std::set<std::string> module_names;
@@ -442,7 +442,8 @@ void check_annotations(DocumentAnalysis& a, DocumentAnalyzer& analyzer) {
     const auto& spec = *site.spec;
     const ir::Parameter& first = *targets[0];
     std::string shown = site.parameters.size() > 1 ? first.name + " (and " + std::to_string(targets.size() - 1) + " more)" : first.name;
-    auto planned = layouts.count(first.name) ? layouts[first.name] : nullptr;
+    auto found = layouts.find(first.name);
+    const plan::ParameterLayout* planned = found == layouts.end() ? nullptr : &found->second;
     auto plan_spec = planned ? planned->spec() : std::nullopt;
     auto replace_with_plan = [&](Finding& f) {
       if (!plan_spec) return;

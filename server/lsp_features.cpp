@@ -145,9 +145,9 @@ std::optional<std::string> parameter_hover(const DocumentAnalysis& a, uint32_t l
   std::string md = "### " + code_span(pattern_of(names)) + " " + shape_string(params[0]->shape) +
                    (params.size() > 1 ? " × " + std::to_string(params.size()) : "") + "\n";
   for (auto& mp : a.plan.meshes) {
-    const plan::ParameterLayout* l = nullptr;
-    for (auto& x : mp.parameters)
-      if (x.name == params[0]->name) l = &x;
+    std::optional<plan::ParameterLayout> l;
+    for (const plan::ParameterLayout x : mp.parameters)
+      if (x.name == params[0]->name) l = x;
     if (!l) continue;
     auto spec = l->spec();
     md += "\n" + mesh_heading(mp) + ": **" + std::string(l->layout) + "**" + (spec ? " " + code_span(python_spec(*spec)) : "") +
@@ -208,8 +208,8 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
   }
   for (auto& mp : a.plan.meshes) {
     md += "\n" + mesh_heading(mp) + "\n\n";
-    std::map<std::string_view, const plan::ParameterLayout*> layouts;
-    for (auto& l : mp.parameters) layouts[l.name] = &l;
+    std::map<std::string_view, plan::ParameterLayout> layouts;
+    for (const plan::ParameterLayout l : mp.parameters) layouts.emplace(l.name, l);
     size_t shown = 0;
     std::string why;
     for (auto* p : params) {
@@ -219,7 +219,7 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
       }
       auto it = layouts.find(p->name);
       if (it == layouts.end()) continue;
-      const plan::ParameterLayout& l = *it->second;
+      const plan::ParameterLayout& l = it->second;
       std::string local = p->name.substr(group[0]->name.size() + 1);
       auto spec = l.spec();
       md += "- " + code_span(local) + " " + shape_string(p->shape) + " → **" + std::string(l.layout) + "**" +

@@ -63,7 +63,7 @@ std::string class_of_layout(std::string_view layout) {
 struct Drawer {
   const ir::ModelIR& model;
   const plan::MeshPlan& mesh;
-  std::map<std::string_view, const plan::ParameterLayout*> layouts;
+  std::map<std::string_view, plan::ParameterLayout> layouts;
   std::unordered_map<std::string, int> module_index;
   std::set<std::pair<std::string, std::string>> pair_edges;
 
@@ -77,7 +77,7 @@ struct Drawer {
   std::string layout_of(int param) const {
     if (param < 0) return "";
     auto it = layouts.find(model.parameters[param].name);
-    return it == layouts.end() ? "" : std::string(it->second->layout);
+    return it == layouts.end() ? "" : std::string(it->second.layout);
   }
   std::string class_of(const std::string& module) const {
     auto it = module_index.find(module);
@@ -120,7 +120,7 @@ struct Drawer {
       // Layouts of the experts' weights by relative name: "w1 column, w2 row".
       std::map<std::string, std::string> by_leaf;
       std::string list_prefix = n.module + ".";
-      for (auto& p : mesh.parameters) {
+      for (const plan::ParameterLayout p : mesh.parameters) {
         if (p.name.rfind(list_prefix, 0) != 0) continue;
         std::string rest(p.name.substr(list_prefix.size()));
         size_t dot = rest.find('.');
@@ -276,7 +276,7 @@ struct Drawer {
   std::string layout_signature(int module) const {
     std::string prefix = model.modules[module].name + ".";
     std::string sig;
-    for (auto& p : mesh.parameters)
+    for (const plan::ParameterLayout p : mesh.parameters)
       if (p.name.rfind(prefix, 0) == 0) sig += std::string(p.name.substr(prefix.size())) + "=" + std::string(p.layout) + ";";
     return sig;
   }
@@ -343,7 +343,7 @@ std::vector<BlockDiagram> block_diagrams(const ir::ModelIR& model, const plan::M
       if (drawer.weighted_layers(k + 1, end) < 2) continue;
       bool sharded = false;
       std::string prefix = mod.name + ".";
-      for (auto& p : mesh.parameters)
+      for (const plan::ParameterLayout p : mesh.parameters)
         if (p.name.rfind(prefix, 0) == 0 && p.layout != "replicated") sharded = true;
       candidates.push_back({candidates.size(), sharded, same, variants.size(), m, k, g.pattern});
     }

@@ -79,7 +79,7 @@ Evidence match_condition(const nlohmann::json& cond, const ir::ModelIR& model, c
     std::vector<std::string> lines;
     for (auto& mp : result.meshes) {
       std::set<std::string> seen;
-      for (auto& p : mp.parameters) {
+      for (const plan::ParameterLayout p : mp.parameters) {
         if (!contains(layouts, std::string(p.layout))) continue;
         std::string where = detail::module_pattern(detail::owner_of(p.name));
         if (seen.insert(where + "|" + std::string(p.layout)).second)

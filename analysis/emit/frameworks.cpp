@@ -28,7 +28,7 @@ bool is_norm(const std::string& cls) { return cls.find("Norm") != std::string::n
 
 size_t sharded_count(const plan::MeshPlan& plan) {
   size_t n = 0;
-  for (auto& p : plan.parameters)
+  for (const plan::ParameterLayout p : plan.parameters)
     if (auto spec = p.spec())
       n += std::any_of(spec->begin(), spec->end(), [](auto& axes) { return !axes.empty(); });
   return n;
@@ -90,7 +90,7 @@ FrameworkStyles framework_styles(const ir::ModelIR& model, const plan::MeshPlan&
   std::unordered_map<std::string, int> module_index;
   for (size_t i = 0; i < model.modules.size(); ++i) module_index.emplace(model.modules[i].name, static_cast<int>(i));
 
-  for (auto& p : plan.parameters) {
+  for (const plan::ParameterLayout p : plan.parameters) {
     auto spec = p.spec();
     if (spec && std::any_of(spec->begin(), spec->end(), [](auto& a) { return !a.empty(); }) && p.axes) {
       out.tp_axes = *p.axes;
@@ -108,7 +108,7 @@ FrameworkStyles framework_styles(const ir::ModelIR& model, const plan::MeshPlan&
   };
   std::unordered_map<std::string, size_t> styled;  // module path -> index in out.modules
 
-  for (auto& p : plan.parameters) {
+  for (const plan::ParameterLayout p : plan.parameters) {
     const std::string name(p.name);
     size_t dot = name.rfind('.');
     std::string owner = dot == std::string::npos ? "" : name.substr(0, dot);

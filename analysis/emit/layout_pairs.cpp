@@ -32,7 +32,7 @@ std::vector<LayoutPair> column_row_pairs(const ir::ModelIR& model, const plan::M
   auto layout_of = [&](int param) -> std::string_view {
     if (param < 0 || param >= static_cast<int>(model.parameters.size())) return {};
     auto it = layouts.find(model.parameters[param].name);
-    return it == layouts.end() ? std::string_view() : it->second->layout;
+    return it == layouts.end() ? std::string_view() : it->second.layout;
   };
   // Consumers of every tensor (module calls are boundaries, not consumers: their bodies read the
   // same tensor ids).

@@ -14,7 +14,7 @@ namespace {
 class Writer {
  public:
   Writer(const ir::ModelIR& model, const plan::MeshPlan& plan, const MarkStyle& style) : model_(model), style_(style) {
-    for (auto& p : plan.parameters) layouts_.emplace(p.name, &p);
+    for (const plan::ParameterLayout p : plan.parameters) layouts_.emplace(p.name, p);
   }
 
   struct Body {
@@ -32,7 +32,7 @@ class Writer {
       std::string_view key = std::string_view(param.name).substr(prefix.size());
       auto it = layouts_.find(param.name);
       if (it == layouts_.end()) continue;
-      const plan::ParameterLayout& layout = *it->second;
+      const plan::ParameterLayout& layout = it->second;
       auto spec = layout.spec();
       if (!spec) {
         note_unwritable(param.name, layout.layout);
@@ -127,7 +127,7 @@ class Writer {
 
   const ir::ModelIR& model_;
   const MarkStyle& style_;
-  std::unordered_map<std::string_view, const plan::ParameterLayout*> layouts_;
+  std::unordered_map<std::string_view, plan::ParameterLayout> layouts_;
   std::unordered_set<std::string> seen_unwritable_;
 };
 

@@ -123,7 +123,7 @@ class ReportWriter {
   const ReportOptions& ro_;
   const plan::Hardware& hw_;
   Citations cites_;
-  std::vector<std::map<std::string_view, const plan::ParameterLayout*>> layouts_;
+  std::vector<std::map<std::string_view, plan::ParameterLayout>> layouts_;
   std::vector<std::vector<detail::ComponentGroup>> groups_;
   std::vector<detail::Budget> budgets_;
   std::vector<std::vector<detail::LayoutPair>> pairs_;
@@ -150,7 +150,7 @@ class ReportWriter {
 
   std::string layout_at(size_t mesh, std::string_view param) const {
     auto it = layouts_[mesh].find(param);
-    return it == layouts_[mesh].end() ? std::string() : std::string(it->second->layout);
+    return it == layouts_[mesh].end() ? std::string() : std::string(it->second.layout);
   }
 
   // "column" when every mesh agrees, else "column (1x8) / row (1x2)".
@@ -342,7 +342,7 @@ class ReportWriter {
         out << "- **P" << i + 1 << "**: ";
         for (size_t c = 0; c < p.columns.size(); ++c) out << (c ? ", " : "") << md_code(p.columns[c]);
         std::string col_layout;
-        for (auto& pl : result_.meshes[k].parameters)
+        for (const plan::ParameterLayout pl : result_.meshes[k].parameters)
           if (detail::module_pattern(detail::owner_of(pl.name)) == p.columns[0] && (pl.layout == "column" || pl.layout == "column_segments")) {
             col_layout = std::string(pl.layout);
             break;
@@ -387,7 +387,7 @@ class ReportWriter {
   };
   Families families(const plan::MeshPlan& mp) const {
     Families f;
-    for (auto& p : mp.parameters) {
+    for (const plan::ParameterLayout p : mp.parameters) {
       auto it = param_index_.find(p.name);
       if (it == param_index_.end()) continue;
       double b = static_cast<double>(model_.parameters[it->second].numel());
@@ -502,7 +502,7 @@ class ReportWriter {
           r.shape = p.shape;
           for (size_t k = 0; k < result_.meshes.size(); ++k) {
             auto f = layouts_[k].find(p.name);
-            r.per_mesh.push_back(f == layouts_[k].end() ? nullptr : f->second);
+            r.per_mesh.push_back(f == layouts_[k].end() ? nullptr : &f->second);
           }
           rows.push_back(std::move(r));
         }
@@ -545,7 +545,7 @@ class ReportWriter {
         r.count = 1;
         for (size_t k = 0; k < result_.meshes.size(); ++k) {
           auto f = layouts_[k].find(r.name);
-          r.per_mesh.push_back(f == layouts_[k].end() ? nullptr : f->second);
+          r.per_mesh.push_back(f == layouts_[k].end() ? nullptr : &f->second);
         }
         v.rows.push_back(std::move(r));
       }
@@ -579,7 +579,7 @@ class ReportWriter {
     bool sharded = false;
     for (int m : g.instances) {
       std::string prefix = model_.modules[m].name + ".";
-      for (auto& p : mp.parameters)
+      for (const plan::ParameterLayout p : mp.parameters)
         if (p.name.rfind(prefix, 0) == 0) {
           names.emplace_back(p.name);
           sharded |= p.layout != "replicated";

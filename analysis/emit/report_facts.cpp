@@ -77,9 +77,9 @@ std::string spec_string(const plan::ParameterLayout& layout) {
   return s + ")";
 }
 
-std::map<std::string_view, const plan::ParameterLayout*> layouts_by_name(const plan::MeshPlan& mesh) {
-  std::map<std::string_view, const plan::ParameterLayout*> out;
-  for (auto& p : mesh.parameters) out.emplace(p.name, &p);
+std::map<std::string_view, plan::ParameterLayout> layouts_by_name(const plan::MeshPlan& mesh) {
+  std::map<std::string_view, plan::ParameterLayout> out;
+  for (const plan::ParameterLayout p : mesh.parameters) out.emplace(p.name, p);
   return out;
 }
 

@@ -30,7 +30,7 @@ std::string shape_string(const std::vector<int64_t>& shape);  // "[4096, 4096]"
 std::string spec_string(const plan::ParameterLayout& layout);
 
 // Parameter name -> its layout on a mesh plan.
-std::map<std::string_view, const plan::ParameterLayout*> layouts_by_name(const plan::MeshPlan& mesh);
+std::map<std::string_view, plan::ParameterLayout> layouts_by_name(const plan::MeshPlan& mesh);
 
 // A top-level component as the report groups it: one module pattern ("h.*", "wte") and its module
 // instances in forward order (several classes when a ModuleList mixes blocks).

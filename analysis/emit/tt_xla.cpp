@@ -20,7 +20,7 @@ std::string unused_name(const std::string& base, const std::set<std::string>& re
 
 size_t sharded_parameters(const plan::MeshPlan& plan) {
   size_t n = 0;
-  for (auto& p : plan.parameters)
+  for (const plan::ParameterLayout p : plan.parameters)
     if (auto spec = p.spec())
       n += std::any_of(spec->begin(), spec->end(), [](auto& axes) { return !axes.empty(); });
   return n;

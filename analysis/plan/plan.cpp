@@ -301,9 +301,6 @@ class MeshPlanner {
   const ParameterIndex* index_ = nullptr;
 };
 
-// Layouts are static text: the same view compares equal without reading it.
-bool same_text(std::string_view a, std::string_view b) { return (a.data() == b.data() && a.size() == b.size()) || a == b; }
-
 std::string_view layout_of(std::string_view label, Spec spec, bool expert_parallel) {
   if (expert_parallel) return "expert";
   if (!spec.sharded()) return "replicated";
@@ -453,24 +450,18 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     static const std::vector<std::string> kModel{"model"}, kBoth{"batch", "model"};
     const std::vector<std::string>* axes = chosen.axes.size() > 1 ? &kBoth : &kModel;
     // Layout and reason per representative parameter (every expert shares expert 0's), then one
-    // cheap record per parameter. A parameter and its representative sit in the same expert list,
+    // small entry per parameter. A parameter and its representative sit in the same expert list,
     // so one decision per representative covers both.
-    struct Decided {
-      std::string_view layout, why;
-      bool writable = true;
-      int sharded_dim = -1;
-      int segments = 0;
-      bool expert_parallel = false;
-    };
-    auto decide = [&](int r, bool expert_parallel) {
-      Decided d;
-      d.expert_parallel = expert_parallel;
+    auto decide = [&](int r, bool expert_parallel, int experts) {
+      ParameterLayouts::Decision d;
       Spec spec = chosen.ev.param_spec[r];
       int op = chosen.ev.param_op[r];
       d.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel);
       d.writable = !(expert_parallel || spec.kind == kSegments);
       if (spec.kind == kSharded || spec.kind == kSegments) d.sharded_dim = spec.dim;  // segments: for per-device shapes
       if (spec.kind == kSegments) d.segments = spec.seg;
+      d.experts = expert_parallel ? experts : 0;
+      d.axes = axes;
       std::string why_key(d.layout);
       if (d.layout == "replicated") {
         if (op < 0) why_key = "replicated-unused";
@@ -481,37 +472,33 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       return d;
     };
     const ParameterIndex& index = planner.parameter_index();
-    std::vector<Decided> decided;
-    std::vector<int> decided_of(model.parameters.size(), -1);  // per parameter: its representative's decision
-    mp.parameters.reserve(model.parameters.size());  // each record written once (a MoE has ~45k)
-    for (size_t i = 0; i < model.parameters.size(); ++i) {
-      const auto& p = model.parameters[i];
+    ParameterLayouts& layouts = mp.parameters;
+    layouts.assign(&model.parameters);
+    std::vector<int> decided_of(model.parameters.size(), -1);  // per representative: its decision
+    struct Made {
+      bool expert_parallel;
+      int experts;
+    };
+    std::vector<Made> made;  // per decision: what it was made for
+    const size_t count = model.parameters.size();
+    for (size_t i = 0; i < count; ++i) {
       int r = index.representative[i];
       int list = index.expert_list_of[i];
       bool expert_parallel = list >= 0 && ep[list];
+      int experts = expert_parallel ? static_cast<int>(model.modules[list].children.size()) : 0;
       int& slot = decided_of[static_cast<size_t>(r)];
-      if (slot < 0) {
-        slot = static_cast<int>(decided.size());
-        decided.push_back(decide(r, expert_parallel));
+      int decision = slot;
+      if (decision < 0 || made[decision].expert_parallel != expert_parallel || made[decision].experts != experts) {
+        decision = layouts.add_decision(decide(r, expert_parallel, experts));  // a weight shared across lists: its own
+        made.push_back({expert_parallel, experts});
+        if (slot < 0) slot = decision;
       }
-      Decided unshared;
-      const Decided* dp = &decided[slot];
-      if (dp->expert_parallel != expert_parallel) dp = &(unshared = decide(r, expert_parallel));  // a weight shared across lists
-      const Decided& d = *dp;
-      mp.parameters.push_back({.name = p.name,
-                               .layout = d.layout,
-                               .writable = d.writable,
-                               .rank = static_cast<int>(p.shape.size()),
-                               .sharded_dim = d.sharded_dim,
-                               .axes = axes,
-                               .span = p.span,
-                               .why = d.why,
-                               .segments = d.segments,
-                               .expert = expert_parallel ? index.expert_of[i] : -1,
-                               .experts = expert_parallel ? static_cast<int>(model.modules[list].children.size()) : 0});
+      layouts.add(decision, expert_parallel ? index.expert_of[i] : -1);
     }
     // Collectives, folded over repeated blocks; the free slices the same way.
-    std::vector<std::string> patterns(model.modules.size());  // module -> "h.*.attn", made once
+    // Module -> "h.*.attn", made once; a map, as few of a MoE's ~60k modules hold a collective
+    // (node-based: the fold keys point at its strings).
+    std::unordered_map<int, std::string> patterns;
     auto add_instances = [&](Collective& c, int at_op, int module) {
       const std::string& name = model.modules[module].name;
       int around = at_op >= 0 && !experts_around.empty() ? experts_around[at_op] : -1;
@@ -549,9 +536,13 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       for (auto& e : events) {
         int at_op = e.origin >= 0 ? e.origin : e.op;
         int module = at_op >= 0 ? flow.ops[at_op].module : -1;
-        if (module >= 0 && patterns[module].empty())
-          patterns[module] = model.modules[module].name.empty() ? model.model : module_pattern(model.modules[module].name);
-        const std::string& at = module >= 0 ? patterns[module] : kOutput;
+        const std::string* pattern = &kOutput;
+        if (module >= 0) {
+          auto [it, made] = patterns.try_emplace(module);
+          if (made) it->second = model.modules[module].name.empty() ? model.model : module_pattern(model.modules[module].name);
+          pattern = &it->second;
+        }
+        const std::string& at = *pattern;
         FoldKey key{static_cast<int>(e.kind), &at, std::llround(e.bytes), &e.why};
         if (slices) {
           key.to = static_cast<uint64_t>(e.to.code());
@@ -657,7 +648,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         for (int t : flow.ops[k].inputs) {
           int param = flow.tensors[t].parameter;
           if (param < 0 || !listed.insert(param).second) continue;
-          const auto& pl = mp.parameters[param];
+          const ParameterLayout pl = mp.parameters[param];
           std::string rel = pl.name.rfind(prefix, 0) == 0 ? std::string(pl.name.substr(prefix.size())) : std::string(pl.name) + " (shared)";
           if (rel.size() > 7 && rel.compare(rel.size() - 7, 7, ".weight") == 0) rel = rel.substr(0, rel.size() - 7);
           else if (rel == "weight") rel = name.substr(name.rfind('.') + 1);
@@ -1006,16 +997,16 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     size_t differing = 0;
     std::vector<std::string> examples;  // a few, as patterns
     const auto& first = result.meshes.front().parameters;
-    for (size_t i = 0; i < first.size(); ++i)
-      for (auto& mp : result.meshes)
-        if (i < mp.parameters.size() && !same_text(mp.parameters[i].layout, first[i].layout)) {
-          ++differing;
-          if (examples.size() < 5 && differing < 256) {
-            std::string pattern = module_pattern(model.parameters[i].name);
-            if (std::find(examples.begin(), examples.end(), pattern) == examples.end()) examples.push_back(pattern);
-          }
-          break;
+    std::vector<char> differs(first.size(), 0);
+    for (size_t m = 1; m < result.meshes.size(); ++m) result.meshes[m].parameters.mark_differing(first, differs);
+    for (size_t i = 0; i < differs.size(); ++i)
+      if (differs[i]) {
+        ++differing;
+        if (examples.size() < 5 && differing < 256) {
+          std::string pattern = module_pattern(model.parameters[i].name);
+          if (std::find(examples.begin(), examples.end(), pattern) == examples.end()) examples.push_back(pattern);
         }
+      }
     if (differing == 0) {
       result.notes.push_back("the same layout holds on every requested mesh");
     } else {

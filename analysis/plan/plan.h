@@ -2,7 +2,9 @@
 // target meshes to a layout per parameter, the collectives it costs, and the reasons.
 #pragma once
 
+#include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -63,6 +65,126 @@ struct ParameterLayout {
     if (sharded_dim >= 0 && sharded_dim < rank && axes) s[sharded_dim] = *axes;
     return s;
   }
+};
+
+// A mesh plan's parameter layouts, one per model parameter in named_parameters() order. Kept
+// compact because a MoE has ~45k parameters sharing a few hundred decisions (every expert shares
+// its list's first): each parameter stores which decision it takes and its expert, and a record is
+// made when read. Records read here are values: keep an index, not a pointer.
+class ParameterLayouts {
+ public:
+  // What a parameter's layout says beyond its own name, span and rank.
+  struct Decision {
+    std::string_view layout, why;
+    bool writable = true;
+    int sharded_dim = -1;
+    int segments = 0;
+    int experts = 0;  // expert parallel: how many experts the parameter's list holds
+    const std::vector<std::string>* axes = nullptr;
+  };
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = ParameterLayout;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = ParameterLayout;
+    iterator(const ParameterLayouts* of, size_t at) : of_(of), at_(at) {}
+    ParameterLayout operator*() const { return (*of_)[at_]; }
+    iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator before = *this;
+      ++at_;
+      return before;
+    }
+    bool operator==(const iterator& o) const { return at_ == o.at_; }
+    bool operator!=(const iterator& o) const { return at_ != o.at_; }
+
+   private:
+    const ParameterLayouts* of_;
+    size_t at_;
+  };
+
+  size_t size() const { return records_.empty() ? entries_.size() : records_.size(); }
+  bool empty() const { return size() == 0; }
+  ParameterLayout operator[](size_t i) const {
+    if (!records_.empty()) return records_[i];
+    const Entry& e = entries_[i];
+    const Decision& d = decisions_[static_cast<size_t>(e.decision)];
+    const ir::Parameter& p = (*parameters_)[i];
+    ParameterLayout l;
+    l.name = p.name;
+    l.layout = d.layout;
+    l.writable = d.writable;
+    l.rank = static_cast<int>(p.shape.size());
+    l.sharded_dim = d.sharded_dim;
+    l.axes = d.axes;
+    l.span = p.span;
+    l.why = d.why;
+    l.segments = d.segments;
+    l.expert = e.expert;
+    l.experts = d.experts;
+    return l;
+  }
+  // Without making the record (comparing the layouts of two meshes).
+  std::string_view layout(size_t i) const {
+    return records_.empty() ? decisions_[static_cast<size_t>(entries_[i].decision)].layout : records_[i].layout;
+  }
+  // Sets differs[i] for each parameter whose layout differs from `other`'s (the same model's).
+  void mark_differing(const ParameterLayouts& other, std::vector<char>& differs) const {
+    size_t n = std::min(std::min(size(), other.size()), differs.size());
+    if (!records_.empty() || !other.records_.empty()) {
+      for (size_t i = 0; i < n; ++i) differs[i] |= layout(i) != other.layout(i);
+      return;
+    }
+    // Each decision as a small id of its layout text (a handful of texts; a MoE's ~45k parameters
+    // share a few hundred decisions), then one integer compare per parameter.
+    std::vector<std::string_view> texts;
+    auto ids_of = [&texts](const std::vector<Decision>& decisions) {
+      std::vector<int> ids(decisions.size());
+      for (size_t d = 0; d < decisions.size(); ++d) {
+        auto known = std::find(texts.begin(), texts.end(), decisions[d].layout);
+        ids[d] = static_cast<int>(known - texts.begin());
+        if (known == texts.end()) texts.push_back(decisions[d].layout);
+      }
+      return ids;
+    };
+    std::vector<int> mine = ids_of(decisions_), theirs = ids_of(other.decisions_);
+    for (size_t i = 0; i < n; ++i)
+      differs[i] |= mine[static_cast<size_t>(entries_[i].decision)] != theirs[static_cast<size_t>(other.entries_[i].decision)];
+  }
+  iterator begin() const { return iterator(this, 0); }
+  iterator end() const { return iterator(this, size()); }
+
+  // The planner's way in: `parameters` is the planned model's list (it must outlive this).
+  void assign(const std::vector<ir::Parameter>* parameters) {
+    parameters_ = parameters;
+    entries_.clear();
+    entries_.reserve(parameters->size());
+    decisions_.clear();
+    records_.clear();
+  }
+  int add_decision(const Decision& d) {
+    decisions_.push_back(d);
+    return static_cast<int>(decisions_.size()) - 1;
+  }
+  // The next parameter's decision, and its expert (-1: not expert parallel).
+  void add(int decision, int expert) { entries_.push_back({decision, expert}); }
+  // Whole records, for plans made by hand (tests, fixed layouts); not mixed with add().
+  void push_back(const ParameterLayout& record) { records_.push_back(record); }
+
+ private:
+  struct Entry {
+    int decision;
+    int expert;
+  };
+  const std::vector<ir::Parameter>* parameters_ = nullptr;
+  std::vector<Entry> entries_;
+  std::vector<Decision> decisions_;
+  std::vector<ParameterLayout> records_;
 };
 
 struct Collective {
@@ -135,7 +257,7 @@ struct Diagnostic {
 struct MeshPlan {
   Mesh mesh;
   std::string mode;  // how the rows axis is used: "replicated", "data parallel", "2-D tensor parallel"
-  std::vector<ParameterLayout> parameters;
+  ParameterLayouts parameters;
   std::vector<Collective> collectives;
   // Where a replicated tensor is cut into the devices' blocks with no collective (sequence and data
   // parallel inputs, a column layer's input taken sharded): what `shardlens verify` reproduces.

@@ -65,7 +65,7 @@ nlohmann::json to_json(const PlanResult& r, const ir::ModelIR& model, const Plan
     m["mode"] = mp.mode;
     m["memory_fallback"] = mp.memory_fallback;
     m["parameters"] = nlohmann::json::array();
-    for (auto& p : mp.parameters) {
+    for (const ParameterLayout p : mp.parameters) {
       nlohmann::json spec = nullptr;
       if (auto full = p.spec()) {
         spec = nlohmann::json::array();

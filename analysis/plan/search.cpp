@@ -852,10 +852,11 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
   std::vector<char> seen(flow.tensors.size(), 0);
   std::vector<std::string_view> producer_label(flow.tensors.size());
   std::vector<int> partial_origin(flow.tensors.size(), -1);
-  std::vector<std::string> patterns(prep.model->modules.size());
+  std::unordered_map<int, std::string> patterns;  // few of a MoE's ~60k modules are asked for
   auto pattern_of = [&](int module) -> const std::string& {
-    if (patterns[module].empty()) patterns[module] = module_pattern(prep.model->modules[module].name);
-    return patterns[module];
+    auto [it, made] = patterns.try_emplace(module);
+    if (made) it->second = module_pattern(prep.model->modules[module].name);
+    return it->second;
   };
   auto record = [&](int op, int t, int kind, double bytes, double mult, const std::string& why, bool statistics = false,
                     Spec from = Spec::P(), Spec to = Spec::R(), int input = -1) {

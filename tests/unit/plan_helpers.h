@@ -40,11 +40,11 @@ inline Planned plan_script(const std::string& text, plan::PlanOptions options = 
   return p;
 }
 
-inline const plan::ParameterLayout& param(const plan::MeshPlan& mp, const std::string& name) {
-  for (auto& p : mp.parameters)
+inline plan::ParameterLayout param(const plan::MeshPlan& mp, const std::string& name) {
+  for (const plan::ParameterLayout p : mp.parameters)
     if (p.name == name) return p;
   FAIL("no parameter " << name);
-  return mp.parameters.front();
+  return {};
 }
 
 // Collectives per forward by kind ("all_reduce" -> 49).

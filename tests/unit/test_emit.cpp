@@ -32,7 +32,7 @@ size_t occurrences(const std::string& text, const std::string& needle) {
 
 size_t sharded(const plan::MeshPlan& mp) {
   size_t n = 0;
-  for (auto& p : mp.parameters)
+  for (const plan::ParameterLayout p : mp.parameters)
     if (auto s = p.spec())
       for (auto& axes : *s)
         if (!axes.empty()) {

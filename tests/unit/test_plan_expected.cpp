@@ -36,7 +36,7 @@ TEST_CASE("mlp.py: fc1 column, fc2 row, one all-reduce of the output", "[plan][e
 TEST_CASE("tinynet.py: too small to pay for any collective", "[plan][expected]") {
   auto p = plan_script(fixture("tinynet.py"));
   const auto& mp = p.result.meshes.at(0);
-  for (auto& pl : mp.parameters) CHECK(pl.layout == "replicated");
+  for (const plan::ParameterLayout pl : mp.parameters) CHECK(pl.layout == "replicated");
   CHECK(mp.collectives.empty());
   CHECK(mp.totals.collectives == 0);
 }
@@ -169,7 +169,7 @@ TEST_CASE("moe.py: router replicated; experts tensor-parallel or expert-parallel
 TEST_CASE("vae_block.py: channel pairs, never spatial, whole GroupNorm groups", "[plan][expected]") {
   auto p = plan_script(fixture("vae_block.py"));
   const auto& mp = p.result.meshes.at(0);
-  for (auto& pl : mp.parameters) {
+  for (const plan::ParameterLayout pl : mp.parameters) {
     if (pl.name.find("conv") == std::string::npos || pl.name.find("weight") == std::string::npos) continue;
     CAPTURE(pl.name);
     REQUIRE(pl.spec());

@@ -541,9 +541,67 @@ TEST_CASE("One layout across meshes when it is as good", "[plan][mesh]") {
   // And a mesh whose best layout differs says so: 8 KV heads cannot be split 32 ways.
   o.meshes = {mesh("t3k"), mesh("1x32")};
   auto q = plan_script(fixture("llama.py"), o);
-  bool differs = false;
-  for (auto& n : q.result.notes) differs |= n.find("no single layout") != std::string::npos;
-  CHECK(differs);
+  std::string note;
+  for (auto& n : q.result.notes)
+    if (n.find("no single layout") != std::string::npos) note = n;
+  REQUIRE_FALSE(note.empty());
+  // The count it gives is the parameters whose records differ, read one by one.
+  size_t differing = 0;
+  for (size_t i = 0; i < q.model.parameters.size(); ++i)
+    differing += q.result.meshes[1].parameters[i].layout != q.result.meshes[0].parameters[i].layout;
+  CHECK(differing > 0);
+  CHECK(note.find(": " + std::to_string(differing) + " parameters differ") != std::string::npos);
+}
+
+TEST_CASE("Parameter layouts kept compact read back as whole records", "[plan][mesh]") {
+  std::vector<ir::Parameter> params(4);
+  for (size_t i = 0; i < params.size(); ++i) {
+    params[i].name = "experts." + std::to_string(i) + ".w";
+    params[i].shape = {8, 16};
+    params[i].span = {static_cast<int>(i) + 1, 4, static_cast<int>(i) + 1, 20};
+  }
+  params[3].name = "head.weight";
+  params[3].shape = {16};
+  static const std::vector<std::string> axes{"model"};
+  plan::ParameterLayouts compact;
+  compact.assign(&params);
+  int expert = compact.add_decision({"expert", "each device holds whole experts", false, -1, 0, 3, &axes});
+  int hidden = compact.add_decision({"hidden", "sharded with its activation", true, 0, 0, 0, &axes});
+  for (int e = 0; e < 3; ++e) compact.add(expert, e);
+  compact.add(hidden, -1);
+  REQUIRE(compact.size() == 4);
+  std::vector<std::string> names;
+  for (const plan::ParameterLayout l : compact) names.emplace_back(l.name);
+  CHECK(names == std::vector<std::string>{"experts.0.w", "experts.1.w", "experts.2.w", "head.weight"});
+  plan::ParameterLayout e2 = compact[2];
+  CHECK(e2.layout == "expert");
+  CHECK(e2.expert == 2);
+  CHECK(e2.experts == 3);
+  CHECK(e2.rank == 2);
+  CHECK(e2.span.line == 3);
+  CHECK_FALSE(e2.spec());  // expert parallel: not a spec on the parameter
+  plan::ParameterLayout head = compact[3];
+  CHECK(head.expert == -1);
+  CHECK(head.experts == 0);
+  CHECK(head.rank == 1);
+  REQUIRE(head.spec());
+  CHECK(*head.spec() == std::vector<std::vector<std::string>>{{"model"}});
+  CHECK(compact.layout(3) == "hidden");
+
+  // The same layouts as whole records compare alike; one changed layout is the one marked.
+  plan::ParameterLayouts records;
+  for (const plan::ParameterLayout l : compact) records.push_back(l);
+  plan::ParameterLayouts other;
+  other.assign(&params);
+  int replicated = other.add_decision({"replicated", "", true, -1, 0, 0, &axes});
+  int same_expert = other.add_decision({"expert", "", false, -1, 0, 3, &axes});
+  for (int e = 0; e < 3; ++e) other.add(e == 1 ? replicated : same_expert, e == 1 ? -1 : e);
+  other.add(other.add_decision({"hidden", "", true, 0, 0, 0, &axes}), -1);
+  for (const plan::ParameterLayouts* against : {&compact, &records}) {
+    std::vector<char> differs(4, 0);
+    other.mark_differing(*against, differs);
+    CHECK(differs == std::vector<char>{0, 1, 0, 0});
+  }
 }
 
 TEST_CASE("Many live tensors: dominated layouts are pruned exactly instead of cutting the search", "[plan][search]") {
