@@ -391,8 +391,8 @@ void check_annotations(DocumentAnalysis& a, DocumentAnalyzer& analyzer) {
     size[user_axes[1]] = sm.shape.size() == 2 ? sm.shape[1] : mp->mesh.cols;
   }
   std::string mesh_prefix = a.plan.meshes.size() > 1 ? "[" + mp->mesh.shape_string() + "] " : "";
-  std::unordered_map<std::string_view, plan::ParameterLayout> layouts;
-  for (const plan::ParameterLayout p : mp->parameters) layouts.emplace(p.name, p);
+  std::unordered_map<std::string_view, size_t> layouts;  // name -> position in mp->parameters
+  for (size_t i = 0; i < mp->parameters.size(); ++i) layouts.emplace(mp->parameters[i].name, i);
   std::unordered_map<std::string, const ir::Parameter*> params;
   for (auto& p : a.model().parameters) params[p.name] = &p;
   std::set<std::string> module_names;
@@ -443,7 +443,8 @@ void check_annotations(DocumentAnalysis& a, DocumentAnalyzer& analyzer) {
     const ir::Parameter& first = *targets[0];
     std::string shown = site.parameters.size() > 1 ? first.name + " (and " + std::to_string(targets.size() - 1) + " more)" : first.name;
     auto found = layouts.find(first.name);
-    const plan::ParameterLayout* planned = found == layouts.end() ? nullptr : &found->second;
+    std::optional<plan::ParameterLayout> planned;
+    if (found != layouts.end()) planned = mp->parameters[found->second];
     auto plan_spec = planned ? planned->spec() : std::nullopt;
     auto replace_with_plan = [&](Finding& f) {
       if (!plan_spec) return;

@@ -208,8 +208,8 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
   }
   for (auto& mp : a.plan.meshes) {
     md += "\n" + mesh_heading(mp) + "\n\n";
-    std::map<std::string_view, plan::ParameterLayout> layouts;
-    for (const plan::ParameterLayout l : mp.parameters) layouts.emplace(l.name, l);
+    std::map<std::string_view, size_t> layouts;  // name -> position in mp.parameters
+    for (size_t i = 0; i < mp.parameters.size(); ++i) layouts.emplace(mp.parameters[i].name, i);
     size_t shown = 0;
     std::string why;
     for (auto* p : params) {
@@ -219,7 +219,7 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
       }
       auto it = layouts.find(p->name);
       if (it == layouts.end()) continue;
-      const plan::ParameterLayout& l = it->second;
+      const plan::ParameterLayout l = mp.parameters[it->second];
       std::string local = p->name.substr(group[0]->name.size() + 1);
       auto spec = l.spec();
       md += "- " + code_span(local) + " " + shape_string(p->shape) + " → **" + std::string(l.layout) + "**" +
