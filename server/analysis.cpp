@@ -165,7 +165,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
     if (text[i] == '\n') a->line_starts.push_back(i + 1);
   auto done = [&]() {
     a->analysis_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    last_ = a;
+    remember(a);
     return a;
   };
   if (text.size() > kMaxAnalysedBytes) {
@@ -191,9 +191,21 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
     fresh = extractor_->document().text() != text;
   }
   if (fresh) {
+    recent_.clear();  // a fresh extractor has run nothing: an extraction follows, whatever the text
     extractor_ = std::make_unique<python::ModelExtractor>(text, path);
     path_ = path;
+    extractor_behind_ = false;
   }
+  // A text analysed a moment ago with the same settings (a keystroke taken back, an undo): its
+  // analysis holds as it is. The edits above keep the extractor's parse in step for the next one.
+  for (const auto& earlier : recent_)
+    if (earlier->text == text && earlier->settings == settings && earlier->exact_graph.empty() &&
+        !fresh_export(path, text, export_path_for(path))) {
+      a = std::make_shared<DocumentAnalysis>(*earlier);
+      a->version = version;
+      extractor_behind_ = true;
+      return done();
+    }
   a->options = settings.plan_options();
   python::ExtractOptions extract;
   extract.model_expression = settings.model;
@@ -201,8 +213,9 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   extract.workload.batch = a->options.workload.batch;
   extract.workload.tokens = a->options.workload.tokens_per_forward();
   // An edit that changed no code (a comment): the last analysis' model and plan still hold.
-  extract.reuse_unchanged = !fresh && last_ && last_->settings == settings && last_->exact_graph.empty();
+  extract.reuse_unchanged = !fresh && !extractor_behind_ && last_ && last_->settings == settings && last_->exact_graph.empty();
   auto result = extractor_->extract(extract);
+  extractor_behind_ = false;
   retired_.push_back(std::move(result.retired));
   // A fresh TorchScript export of this script: the exact graph wins over the static front end
   // (shardlens-graph runs as a child process; its answers are cached by content).
@@ -287,7 +300,16 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::complete(const std::sh
   if (full.ok && full.meshes.size() == a->plan.meshes.size())
     for (size_t i = 0; i < full.meshes.size(); ++i) a->plan.meshes[i].alternatives = std::move(full.meshes[i].alternatives);
   if (last_ == quick) last_ = a;
+  std::replace(recent_.begin(), recent_.end(), quick, std::shared_ptr<const DocumentAnalysis>(a));
   return a;
+}
+
+void DocumentAnalyzer::remember(const std::shared_ptr<const DocumentAnalysis>& next) {
+  if (last_ && last_ != next) recent_.insert(recent_.begin(), last_);
+  // One analysis per text: the newest.
+  recent_.erase(std::remove_if(recent_.begin(), recent_.end(), [&](const auto& r) { return r->text == next->text; }), recent_.end());
+  if (recent_.size() > kRecentAnalyses) recent_.resize(kRecentAnalyses);
+  last_ = next;
 }
 
 std::optional<plan::PlanResult> DocumentAnalyzer::plan_with_pins(const DocumentAnalysis& analysis,

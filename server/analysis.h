@@ -108,6 +108,14 @@ class DocumentAnalyzer {
   plan::Planner planner_;
   std::string path_;
   std::shared_ptr<const DocumentAnalysis> last_;  // its model and plan serve edits that change no code
+  // The analyses before last_, newest first: a keystroke taken back or an undo returns to one of
+  // their texts, and its analysis holds as it is.
+  std::vector<std::shared_ptr<const DocumentAnalysis>> recent_;
+  static constexpr size_t kRecentAnalyses = 2;
+  // True after an analysis was reused from recent_: the extractor's last extraction is of another
+  // text, so its "no code changed" is no reason to reuse last_.
+  bool extractor_behind_ = false;
+  void remember(const std::shared_ptr<const DocumentAnalysis>& next);
   std::vector<std::shared_ptr<void>> retired_;  // what the last extraction replaced (drop_retired)
 };
 

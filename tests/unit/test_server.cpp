@@ -169,6 +169,51 @@ TEST_CASE("analyzer: edits applied incrementally give the same analysis as a fre
   CHECK(sixth->shared_model != fifth->shared_model);
 }
 
+TEST_CASE("analyzer: a keystroke taken back or an undo reuses that text's analysis; what follows is analysed afresh") {
+  const std::string text = test::fixture("gpt.py");
+  DocumentAnalyzer analyzer, fresh;
+  Settings settings;
+  auto plan_json = [](const DocumentAnalysis& a) {
+    auto j = plan::to_json(a.plan, a.model(), a.options);
+    j.erase("plan_ms");
+    return j;
+  };
+  auto v1 = analyzer.analyze(1, "gpt.py", text, {}, true, settings);
+  REQUIRE(v1->plan.ok);
+  const size_t at = text.find("n_head: int = 16") + std::string("n_head: int = ").size();
+  std::string twelve = text;
+  twelve.replace(at, 2, "12");
+  auto v2 = analyzer.analyze(2, "gpt.py", twelve, {{at, at + 2, "12"}}, false, settings);
+  REQUIRE(codes(*v2) != codes(*v1));  // 12 heads on 8 devices: the edit matters
+  // Taken back: the first analysis, under the new version.
+  auto v3 = analyzer.analyze(3, "gpt.py", text, {{at, at + 2, "16"}}, false, settings);
+  CHECK(v3->version == 3);
+  CHECK(v3->shared_model == v1->shared_model);
+  CHECK(codes(*v3) == codes(*v1));
+  // Redone: the second.
+  auto v4 = analyzer.analyze(4, "gpt.py", twelve, {{at, at + 2, "12"}}, false, settings);
+  CHECK(v4->shared_model == v2->shared_model);
+  auto v5 = analyzer.analyze(5, "gpt.py", text, {{at, at + 2, "16"}}, false, settings);
+  CHECK(v5->shared_model == v1->shared_model);
+  // Now the extractor last ran on "12" while the analysis is of "16". A comment added to the "12"
+  // text changes no code relative to that run, but the last analysis is of other code: it is
+  // analysed again, and matches a fresh start.
+  const size_t comment = text.find("# ") + 2;
+  std::string twelve_commented = twelve;
+  twelve_commented.insert(comment, "note: ");
+  auto v6 = analyzer.analyze(6, "gpt.py", twelve_commented, {{at, at + 2, "12"}, {comment, comment, "note: "}}, false, settings);
+  auto reference = fresh.analyze(6, "gpt.py", twelve_commented, {}, true, settings);
+  CHECK(v6->shared_model != v1->shared_model);
+  CHECK(codes(*v6) == codes(*reference));
+  CHECK(plan_json(*v6) == plan_json(*reference));
+  // Other settings: no reuse.
+  Settings other = settings;
+  other.meshes = {"1x4"};
+  auto v7 = analyzer.analyze(7, "gpt.py", text, {{comment, comment + 6, ""}, {at, at + 2, "16"}}, false, other);
+  CHECK(v7->shared_model != v1->shared_model);
+  CHECK(v7->plan.meshes.at(0).mesh.shape_string() == "1x4");
+}
+
 TEST_CASE("features: hover on a layer names its layout and collectives; lenses sit on the classes") {
   std::string text = test::fixture("gpt.py");
   DocumentAnalyzer analyzer;
