@@ -194,7 +194,6 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
     recent_.clear();  // a fresh extractor has run nothing: an extraction follows, whatever the text
     extractor_ = std::make_unique<python::ModelExtractor>(text, path);
     path_ = path;
-    extractor_behind_ = false;
   }
   // A text analysed a moment ago with the same settings (a keystroke taken back, an undo): its
   // analysis holds as it is. The edits above keep the extractor's parse in step for the next one.
@@ -203,7 +202,8 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
         !fresh_export(path, text, export_path_for(path))) {
       a = std::make_shared<DocumentAnalysis>(*earlier);
       a->version = version;
-      extractor_behind_ = true;
+      // The next edit that changes no code relative to this text reuses this analysis.
+      extractor_->assume_extracted(earlier->extraction);
       return done();
     }
   a->options = settings.plan_options();
@@ -213,9 +213,10 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   extract.workload.batch = a->options.workload.batch;
   extract.workload.tokens = a->options.workload.tokens_per_forward();
   // An edit that changed no code (a comment): the last analysis' model and plan still hold.
-  extract.reuse_unchanged = !fresh && !extractor_behind_ && last_ && last_->settings == settings && last_->exact_graph.empty();
+  extract.reuse_unchanged = !fresh && last_ && last_->settings == settings && last_->exact_graph.empty() &&
+                            last_->extraction == extractor_->last_extraction();
   auto result = extractor_->extract(extract);
-  extractor_behind_ = false;
+  a->extraction = extractor_->last_extraction();
   retired_.push_back(std::move(result.retired));
   // A fresh TorchScript export of this script: the exact graph wins over the static front end
   // (shardlens-graph runs as a child process; its answers are cached by content).
@@ -225,6 +226,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   if (result.unchanged && !reuse) {
     extract.reuse_unchanged = false;
     result = extractor_->extract(extract);
+    a->extraction = extractor_->last_extraction();
     retired_.push_back(std::move(result.retired));
   }
   if (reuse) {

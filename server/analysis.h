@@ -62,6 +62,7 @@ struct DocumentAnalysis {
   std::shared_ptr<const ir::ModelIR> shared_model = std::make_shared<const ir::ModelIR>();
   const ir::ModelIR& model() const { return *shared_model; }
   std::string exact_graph;  // the TorchScript export the model came from ("" = the static front end)
+  python::ModelExtractor::Token extraction;  // what the model was extracted from (the extractor's token)
   plan::PlanResult plan;
   std::vector<AnnotationSite> annotations;
   ScriptMesh script_mesh;
@@ -112,9 +113,6 @@ class DocumentAnalyzer {
   // their texts, and its analysis holds as it is.
   std::vector<std::shared_ptr<const DocumentAnalysis>> recent_;
   static constexpr size_t kRecentAnalyses = 2;
-  // True after an analysis was reused from recent_: the extractor's last extraction is of another
-  // text, so its "no code changed" is no reason to reuse last_.
-  bool extractor_behind_ = false;
   void remember(const std::shared_ptr<const DocumentAnalysis>& next);
   std::vector<std::shared_ptr<void>> retired_;  // what the last extraction replaced (drop_retired)
 };

@@ -445,7 +445,14 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   made.options = options;
   made.options.reuse_unchanged = false;  // asking for reuse is not a different extraction
   made.options.reuse_construction = false;
-  if (options.reuse_unchanged && last_ && last_->units == made.units && last_->skipped == made.skipped &&
+  // The same statements: the same units, or (after an undo took the caller back to an earlier
+  // extraction, whose units were re-lowered since) units of the same text.
+  auto same_units = [](const auto& a, const auto& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) {
+             return x.second == y.second && (x.first == y.first || x.first->text == y.first->text);
+           });
+  };
+  if (options.reuse_unchanged && last_ && same_units(last_->units, made.units) && last_->skipped == made.skipped &&
       last_->options == made.options) {
     result.unchanged = true;
     result.ok = last_->ok;
@@ -546,7 +553,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   guard.done = true;
   made.ok = result.ok;
   made.error = result.error;
-  last_ = std::move(made);
+  last_ = std::make_shared<const Made>(std::move(made));
   return result;
 }
 

@@ -72,6 +72,12 @@ class ModelExtractor {
   void apply_edit(const TextEdit& edit);
   ExtractResult extract(const ExtractOptions& options = {});
   const SourceDocument& document() const { return document_; }
+  // What the last extraction was made of, as a token. A caller that goes back to an earlier
+  // extraction's result (an undo) hands its token back, so that the next extraction's
+  // reuse_unchanged compares the document with what that result was made of.
+  using Token = std::shared_ptr<const void>;
+  Token last_extraction() const { return last_; }
+  void assume_extracted(const Token& token) { last_ = std::static_pointer_cast<const Made>(token); }
 
  private:
   struct Recovered {
@@ -92,7 +98,7 @@ class ModelExtractor {
     bool ok = false;
     std::string error;
   };
-  std::optional<Made> last_;
+  std::shared_ptr<const Made> last_;
   // The last run of the script (its interpreter, the chosen root, the module tree), kept for the
   // next extraction while forward() left it as it was (see ExtractOptions::reuse_construction).
   struct Construction;

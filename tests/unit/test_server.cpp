@@ -195,10 +195,19 @@ TEST_CASE("analyzer: a keystroke taken back or an undo reuses that text's analys
   CHECK(v4->shared_model == v2->shared_model);
   auto v5 = analyzer.analyze(5, "gpt.py", text, {{at, at + 2, "16"}}, false, settings);
   CHECK(v5->shared_model == v1->shared_model);
-  // Now the extractor last ran on "12" while the analysis is of "16". A comment added to the "12"
-  // text changes no code relative to that run, but the last analysis is of other code: it is
-  // analysed again, and matches a fresh start.
+  // The extractor last ran on "12", the analysis is of "16": a comment added to "16" changes no
+  // code relative to the analysis, which holds.
   const size_t comment = text.find("# ") + 2;
+  std::string commented = text;
+  commented.insert(comment, "note: ");
+  auto v5c = analyzer.analyze(5, "gpt.py", commented, {{comment, comment, "note: "}}, false, settings);
+  CHECK(v5c->shared_model == v1->shared_model);
+  CHECK(codes(*v5c) == codes(*fresh.analyze(5, "gpt.py", commented, {}, true, settings)));
+  // Back to "16" without the comment (reused), then a comment added to "12": no code changed
+  // relative to the extractor's last run of the script, but the last analysis is of other code: it
+  // is analysed again, and matches a fresh start.
+  auto v5d = analyzer.analyze(5, "gpt.py", text, {{comment, comment + 6, ""}}, false, settings);
+  CHECK(v5d->shared_model == v1->shared_model);
   std::string twelve_commented = twelve;
   twelve_commented.insert(comment, "note: ");
   auto v6 = analyzer.analyze(6, "gpt.py", twelve_commented, {{at, at + 2, "12"}, {comment, comment, "note: "}}, false, settings);
