@@ -496,9 +496,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       layouts.add(decision, expert_parallel ? index.expert_of[i] : -1);
     }
     // Collectives, folded over repeated blocks; the free slices the same way.
-    // Module -> "h.*.attn", made once; a map, as few of a MoE's ~60k modules hold a collective
-    // (node-based: the fold keys point at its strings).
-    std::unordered_map<int, std::string> patterns;
+    ModulePatterns patterns(model);  // the fold keys point at its strings
     auto add_instances = [&](Collective& c, int at_op, int module) {
       const std::string& name = model.modules[module].name;
       int around = at_op >= 0 && !experts_around.empty() ? experts_around[at_op] : -1;
@@ -536,13 +534,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       for (auto& e : events) {
         int at_op = e.origin >= 0 ? e.origin : e.op;
         int module = at_op >= 0 ? flow.ops[at_op].module : -1;
-        const std::string* pattern = &kOutput;
-        if (module >= 0) {
-          auto [it, made] = patterns.try_emplace(module);
-          if (made) it->second = model.modules[module].name.empty() ? model.model : module_pattern(model.modules[module].name);
-          pattern = &it->second;
-        }
-        const std::string& at = *pattern;
+        const std::string& at = module >= 0 ? patterns.of(module) : kOutput;
         FoldKey key{static_cast<int>(e.kind), &at, std::llround(e.bytes), &e.why};
         if (slices) {
           key.to = static_cast<uint64_t>(e.to.code());

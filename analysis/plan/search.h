@@ -347,6 +347,22 @@ struct CclEvent {
   Spec from, to;
   int input = -1;
 };
+// Module -> its pattern ("h.*.attn"; the root module: the model's class name), made once per
+// module asked for: few of a MoE's ~60k modules are. Node-based: a string returned stays put.
+class ModulePatterns {
+ public:
+  explicit ModulePatterns(const ir::ModelIR& model) : model_(model) {}
+  const std::string& of(int module) {
+    auto [it, made] = cache_.try_emplace(module);
+    if (made) it->second = model_.modules[module].name.empty() ? model_.model : module_pattern(model_.modules[module].name);
+    return it->second;
+  }
+
+ private:
+  const ir::ModelIR& model_;
+  std::unordered_map<int, std::string> cache_;
+};
+
 struct Evaluation {
   std::vector<CclEvent> events;
   std::vector<CclEvent> slices;       // replicated -> sharded without a collective (each device cuts its block)
