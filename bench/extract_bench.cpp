@@ -84,7 +84,7 @@ static int run(int, char**) {
   int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
   const int runs = 15;
 
-  std::vector<double> cold, parse_only, cold_one_thread;
+  std::vector<double> cold, parse_only, cold_one_thread, cold_lower, cold_execute, cold_trace, cold_ir;
   size_t parameters = 0, pieces = 0;
   for (int i = 0; i < runs; ++i) {
     auto t0 = Clock::now();
@@ -95,6 +95,10 @@ static int run(int, char**) {
     python::ModelExtractor extractor(text, "bench.py");
     auto r = extractor.extract();
     cold.push_back(ms_since(t1));
+    cold_lower.push_back(r.stats.lower_ms);
+    cold_execute.push_back(r.stats.execute_ms);
+    cold_trace.push_back(r.stats.trace_ms);
+    cold_ir.push_back(r.stats.ir_ms);
     parameters = r.model.parameters.size();
     auto t2 = Clock::now();
     python::ModelExtractor one_thread(text, "bench.py", python::ParsePieces{1, 0});
@@ -129,6 +133,8 @@ static int run(int, char**) {
               median(parse_only), runs, pieces);
   std::printf("parse + extract, cold:            %7.2f ms median of %d   (target < 20 ms: %.2fx of budget)\n",
               median(cold), runs, median(cold) / 20.0);
+  std::printf("  of which, after the construction's parse: statements %.2f ms, execution %.2f ms, forward trace %.2f ms, IR %.2f ms\n",
+              median(cold_lower), median(cold_execute), median(cold_trace), median(cold_ir));
   std::printf("  the same on one thread:         %7.2f ms median of %d   (pieces speed-up %.2fx)\n",
               median(cold_one_thread), runs, median(cold_one_thread) / median(cold));
   std::printf("one-line edit + re-extract:       %7.2f ms median of %d   (target < 2 ms: %.2fx of budget; %zu statement re-lowered)\n",

@@ -198,12 +198,15 @@ static int run(int argc, char** argv) {
         edited[k] = extractor.extract(extract);
       }
     }
+    // SHARDLENS_BENCH_LOOPS=N: more re-plans, for a profile that is not all extraction.
+    const char* loops_env = std::getenv("SHARDLENS_BENCH_LOOPS");
+    const int loops = loops_env ? std::max(1, std::atoi(loops_env)) : 30;
     auto t = Clock::now();
-    for (int i = 0; i < 30; ++i) {
+    for (int i = 0; i < loops; ++i) {
       if (edit) planner.new_generation();  // as the language server does per version
       planner.plan(edit ? edited[i % 2].model : r.model, options);
     }
-    std::printf("re-plan: %.2f ms (mean of 30)\n", ms_since(t) / 30);
+    std::printf("re-plan: %.2f ms (mean of %d)\n", ms_since(t) / loops, loops);
     return 0;
   }
   if (only == "dense" || only.empty())

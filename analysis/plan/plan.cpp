@@ -29,8 +29,11 @@ struct ParameterIndex {
   uint64_t key = 0;
   std::vector<int> representative;  // per parameter: the parameter whose layout it shares
   std::vector<int> expert_list_of;  // per parameter: the expert list module it belongs to, or -1
-  std::vector<int> expert_of;       // per parameter of an expert list: its expert's position, or -1
   double untraced_elements = 0;     // parameters the forward never reads (kept whole)
+  // Slots: one per (representative, expert list); every mesh decides once per slot. Also holds
+  // each parameter's expert position.
+  std::shared_ptr<ParameterSlots> slots;
+  std::vector<int> slot_representative, slot_list;
 };
 }  // namespace detail
 
@@ -238,7 +241,8 @@ class MeshPlanner {
     index.representative.resize(model_.parameters.size());
     for (size_t i = 0; i < index.representative.size(); ++i) index.representative[i] = static_cast<int>(i);
     index.expert_list_of.assign(model_.parameters.size(), -1);
-    index.expert_of.assign(model_.parameters.size(), -1);
+    auto slots = std::make_shared<ParameterSlots>();
+    slots->expert_of.assign(model_.parameters.size(), -1);
     std::vector<char> traced(model_.parameters.size(), 0);
     for (auto& t : flow.tensors)
       if (t.parameter >= 0) traced[t.parameter] = 1;
@@ -256,7 +260,7 @@ class MeshPlanner {
       // shared with one outside the list is named there).
       auto note_expert = [&](int p, size_t c) {
         index.expert_list_of[p] = op.module;
-        index.expert_of[p] = expert_position(list, model_.parameters[p].name, static_cast<int>(c));
+        slots->expert_of[p] = expert_position(list, model_.parameters[p].name, static_cast<int>(c));
       };
       collect(list.children[0], first);
       for (int p : first) note_expert(p, 0);
@@ -272,6 +276,31 @@ class MeshPlanner {
     for (size_t i = 0; i < model_.parameters.size(); ++i)
       if (!traced[i] && index.expert_list_of[i] < 0 && model_.parameters[i].shape_known)
         index.untraced_elements += static_cast<double>(model_.parameters[i].numel());
+    // A parameter and its representative sit in the same list, so a slot per representative
+    // nearly always does; a weight shared across lists gets a slot per list.
+    slots->slot_of.resize(model_.parameters.size());
+    std::vector<int> slot_of_representative(model_.parameters.size(), -1);
+    std::map<std::pair<int, int>, int> other_lists;  // (representative, list) -> slot
+    auto new_slot = [&](int r, int list) {
+      index.slot_representative.push_back(r);
+      index.slot_list.push_back(list);
+      return static_cast<int>(index.slot_list.size()) - 1;
+    };
+    for (size_t i = 0; i < model_.parameters.size(); ++i) {
+      int r = index.representative[i], list = index.expert_list_of[i];
+      int& first = slot_of_representative[static_cast<size_t>(r)];
+      int slot = first;
+      if (first < 0) {
+        slot = first = new_slot(r, list);
+      } else if (index.slot_list[static_cast<size_t>(first)] != list) {
+        auto [it, added] = other_lists.try_emplace({r, list}, -1);
+        if (added) it->second = new_slot(r, list);
+        slot = it->second;
+      }
+      slots->slot_of[i] = slot;
+    }
+    slots->count = index.slot_list.size();
+    index.slots = std::move(slots);
   }
 
   // "layers.0.moe.experts.3.w1.weight" in the list "layers.0.moe.experts": expert 3 (the
@@ -449,14 +478,14 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     auto ep = planner.expert_parallel_lists(chosen);
     static const std::vector<std::string> kModel{"model"}, kBoth{"batch", "model"};
     const std::vector<std::string>* axes = chosen.axes.size() > 1 ? &kBoth : &kModel;
-    // Layout and reason per representative parameter (every expert shares expert 0's), then one
-    // small entry per parameter. A parameter and its representative sit in the same expert list,
-    // so one decision per representative covers both.
+    // Layout and reason per slot: a representative parameter (every expert shares expert 0's) in
+    // its expert list.
     auto decide = [&](int r, bool expert_parallel, int experts) {
       ParameterLayouts::Decision d;
-      Spec spec = chosen.ev.param_spec[r];
-      int op = chosen.ev.param_op[r];
-      d.layout = layout_of(chosen.ev.param_label[r], spec, expert_parallel);
+      const Evaluation::ParameterUse& use = chosen.ev.use_of(*prep, r);
+      Spec spec = use.spec;
+      int op = use.op;
+      d.layout = layout_of(use.label, spec, expert_parallel);
       d.writable = !(expert_parallel || spec.kind == kSegments);
       if (spec.kind == kSharded || spec.kind == kSegments) d.sharded_dim = spec.dim;  // segments: for per-device shapes
       if (spec.kind == kSegments) d.segments = spec.seg;
@@ -473,27 +502,12 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     };
     const ParameterIndex& index = planner.parameter_index();
     ParameterLayouts& layouts = mp.parameters;
-    layouts.assign(&model.parameters);
-    std::vector<int> decided_of(model.parameters.size(), -1);  // per representative: its decision
-    struct Made {
-      bool expert_parallel;
-      int experts;
-    };
-    std::vector<Made> made;  // per decision: what it was made for
-    const size_t count = model.parameters.size();
-    for (size_t i = 0; i < count; ++i) {
-      int r = index.representative[i];
-      int list = index.expert_list_of[i];
+    layouts.assign(&model.parameters, index.slots);
+    for (size_t k = 0; k < index.slot_list.size(); ++k) {
+      int list = index.slot_list[k];
       bool expert_parallel = list >= 0 && ep[list];
       int experts = expert_parallel ? static_cast<int>(model.modules[list].children.size()) : 0;
-      int& slot = decided_of[static_cast<size_t>(r)];
-      int decision = slot;
-      if (decision < 0 || made[decision].expert_parallel != expert_parallel || made[decision].experts != experts) {
-        decision = layouts.add_decision(decide(r, expert_parallel, experts));  // a weight shared across lists: its own
-        made.push_back({expert_parallel, experts});
-        if (slot < 0) slot = decision;
-      }
-      layouts.add(decision, expert_parallel ? index.expert_of[i] : -1);
+      layouts.add_decision(decide(index.slot_representative[k], expert_parallel, experts));
     }
     // Collectives, folded over repeated blocks; the free slices the same way.
     ModulePatterns patterns(model);  // the fold keys point at its strings
@@ -886,10 +900,11 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     if (preferred->empty() && chosen.feasible) {
       // The meshes after this one prefer its layouts: its replay comes before their search.
       chosen.ev = evaluate(*prep, chosen.ctx, chosen.sol);
-      for (size_t i = 0; i < chosen.ev.param_spec.size(); ++i)
-        if (chosen.ev.param_op[i] >= 0) {
-          (*preferred)[static_cast<int>(i)] = chosen.ev.param_spec[i];
-          preferred_hash = preferred_hash * 1099511628211ULL + (static_cast<uint64_t>(i) << 24) + chosen.ev.param_spec[i].code();
+      for (size_t k = 0; k < prep->used_parameters.size(); ++k)
+        if (const auto& use = chosen.ev.param_uses[k]; use.op >= 0) {
+          const int i = prep->used_parameters[k];
+          (*preferred)[i] = use.spec;
+          preferred_hash = preferred_hash * 1099511628211ULL + (static_cast<uint64_t>(i) << 24) + use.spec.code();
         }
     }
     phase("detail");

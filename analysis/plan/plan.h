@@ -67,19 +67,26 @@ struct ParameterLayout {
   }
 };
 
-// A mesh plan's parameter layouts, one per model parameter in named_parameters() order. Kept
-// compact because a MoE has ~45k parameters sharing a few hundred decisions (every expert shares
-// its list's first): each parameter stores which decision it takes and its expert, and a record is
-// made when read. Records read here are values: keep an index, not a pointer.
+// Which parameters share a layout decision: made once per model and shared by every mesh's
+// layouts. A MoE's ~45k parameters fall into a few hundred slots (every expert's k-th parameter
+// takes its list's first expert's), so a mesh plan stores a decision per slot, not per parameter.
+struct ParameterSlots {
+  std::vector<int> slot_of;    // per parameter: its slot
+  std::vector<int> expert_of;  // per parameter: its expert's position in its expert list, or -1
+  size_t count = 0;            // slots
+};
+
+// A mesh plan's parameter layouts, one per model parameter in named_parameters() order: a decision
+// per slot, and a record made when read. Records read here are values: keep an index, not a pointer.
 class ParameterLayouts {
  public:
-  // What a parameter's layout says beyond its own name, span and rank.
+  // What a parameter's layout says beyond its own name, span, rank and expert.
   struct Decision {
     std::string_view layout, why;
     bool writable = true;
     int sharded_dim = -1;
     int segments = 0;
-    int experts = 0;  // expert parallel: how many experts the parameter's list holds
+    int experts = 0;  // expert parallel: how many experts the parameter's list holds (0: not expert parallel)
     const std::vector<std::string>* axes = nullptr;
   };
   class iterator {
@@ -108,12 +115,11 @@ class ParameterLayouts {
     size_t at_;
   };
 
-  size_t size() const { return records_.empty() ? entries_.size() : records_.size(); }
+  size_t size() const { return records_.empty() && slots_ ? slots_->slot_of.size() : records_.size(); }
   bool empty() const { return size() == 0; }
   ParameterLayout operator[](size_t i) const {
     if (!records_.empty()) return records_[i];
-    const Entry& e = entries_[i];
-    const Decision& d = decisions_[static_cast<size_t>(e.decision)];
+    const Decision& d = decision_of(i);
     const ir::Parameter& p = (*parameters_)[i];
     ParameterLayout l;
     l.name = p.name;
@@ -125,64 +131,45 @@ class ParameterLayouts {
     l.span = p.span;
     l.why = d.why;
     l.segments = d.segments;
-    l.expert = e.expert;
+    l.expert = d.experts > 0 ? slots_->expert_of[i] : -1;
     l.experts = d.experts;
     return l;
   }
   // Without making the record (comparing the layouts of two meshes).
-  std::string_view layout(size_t i) const {
-    return records_.empty() ? decisions_[static_cast<size_t>(entries_[i].decision)].layout : records_[i].layout;
-  }
+  std::string_view layout(size_t i) const { return records_.empty() ? decision_of(i).layout : records_[i].layout; }
   // Sets differs[i] for each parameter whose layout differs from `other`'s (the same model's).
   void mark_differing(const ParameterLayouts& other, std::vector<char>& differs) const {
     size_t n = std::min(std::min(size(), other.size()), differs.size());
-    if (!records_.empty() || !other.records_.empty()) {
+    if (!records_.empty() || !other.records_.empty() || slots_ != other.slots_) {
       for (size_t i = 0; i < n; ++i) differs[i] |= layout(i) != other.layout(i);
       return;
     }
-    // Each decision as a small id of its layout text (a handful of texts; a MoE's ~45k parameters
-    // share a few hundred decisions), then one integer compare per parameter.
-    std::vector<std::string_view> texts;
-    auto ids_of = [&texts](const std::vector<Decision>& decisions) {
-      std::vector<int> ids(decisions.size());
-      for (size_t d = 0; d < decisions.size(); ++d) {
-        auto known = std::find(texts.begin(), texts.end(), decisions[d].layout);
-        ids[d] = static_cast<int>(known - texts.begin());
-        if (known == texts.end()) texts.push_back(decisions[d].layout);
-      }
-      return ids;
-    };
-    std::vector<int> mine = ids_of(decisions_), theirs = ids_of(other.decisions_);
-    for (size_t i = 0; i < n; ++i)
-      differs[i] |= mine[static_cast<size_t>(entries_[i].decision)] != theirs[static_cast<size_t>(other.entries_[i].decision)];
+    // The same slots: compare per slot, then mark each parameter by its slot.
+    std::vector<char> slot_differs(decisions_.size(), 0);
+    for (size_t k = 0; k < slot_differs.size() && k < other.decisions_.size(); ++k)
+      slot_differs[k] = decisions_[k].layout != other.decisions_[k].layout;
+    for (size_t i = 0; i < n; ++i) differs[i] |= slot_differs[static_cast<size_t>(slots_->slot_of[i])];
   }
   iterator begin() const { return iterator(this, 0); }
   iterator end() const { return iterator(this, size()); }
 
-  // The planner's way in: `parameters` is the planned model's list (it must outlive this).
-  void assign(const std::vector<ir::Parameter>* parameters) {
+  // The planner's way in: `parameters` is the planned model's list (it must outlive this); then one
+  // add_decision per slot, in slot order.
+  void assign(const std::vector<ir::Parameter>* parameters, std::shared_ptr<const ParameterSlots> slots) {
     parameters_ = parameters;
-    entries_.clear();
-    entries_.reserve(parameters->size());
+    slots_ = std::move(slots);
     decisions_.clear();
+    decisions_.reserve(slots_ ? slots_->count : 0);
     records_.clear();
   }
-  int add_decision(const Decision& d) {
-    decisions_.push_back(d);
-    return static_cast<int>(decisions_.size()) - 1;
-  }
-  // The next parameter's decision, and its expert (-1: not expert parallel).
-  void add(int decision, int expert) { entries_.push_back({decision, expert}); }
-  // Whole records, for plans made by hand (tests, fixed layouts); not mixed with add().
+  void add_decision(const Decision& d) { decisions_.push_back(d); }
+  // Whole records, for plans made by hand (tests, fixed layouts); not mixed with add_decision().
   void push_back(const ParameterLayout& record) { records_.push_back(record); }
 
  private:
-  struct Entry {
-    int decision;
-    int expert;
-  };
+  const Decision& decision_of(size_t i) const { return decisions_[static_cast<size_t>(slots_->slot_of[i])]; }
   const std::vector<ir::Parameter>* parameters_ = nullptr;
-  std::vector<Entry> entries_;
+  std::shared_ptr<const ParameterSlots> slots_;
   std::vector<Decision> decisions_;
   std::vector<ParameterLayout> records_;
 };

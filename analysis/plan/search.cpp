@@ -844,9 +844,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
   const auto& flow = prep.model->dataflow;
   ev.op_compute_us.assign(flow.ops.size(), 0);
   ev.op_label.assign(flow.ops.size(), "");
-  ev.param_spec.assign(prep.model->parameters.size(), Spec::R());
-  ev.param_label.assign(prep.model->parameters.size(), "");
-  ev.param_op.assign(prep.model->parameters.size(), -1);
+  ev.param_uses.assign(prep.used_parameters.size(), {});
   std::string_view current_label;
   std::vector<Spec> state(flow.tensors.size(), Spec::R());
   std::vector<char> seen(flow.tensors.size(), 0);
@@ -895,11 +893,8 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         if (!seen[t] && is_free(flow, t)) {
           seen[t] = 1;
           state[t] = to;
-          if (int param = flow.tensors[t].parameter; param >= 0) {
-            ev.param_spec[param] = to;
-            ev.param_label[param] = current_label;
-            ev.param_op[param] = index;
-          }
+          if (int param = flow.tensors[t].parameter; param >= 0)
+            ev.param_uses[static_cast<size_t>(prep.param_use_index[static_cast<size_t>(param)])] = {to, current_label, index};
           return;
         }
         seen[t] = 1;

@@ -148,6 +148,9 @@ struct Prepared {
   std::vector<int> body_of_op;            // Call/Experts op -> body index
   DimRoles roles;                         // per tensor
   std::vector<int> param_owner_body;      // per parameter: the body where it is local (used freely)
+  // The parameters the forward reads, ascending, and per parameter its position there (-1: not
+  // read): a replay keeps a record per parameter read, not per parameter (a MoE reads 1 in 70).
+  std::vector<int> used_parameters, param_use_index;
   // Per tensor: the ops that read it, consumer_ops[consumer_start[t] .. consumer_start[t + 1]).
   std::vector<int> consumer_start, consumer_ops;
   std::span<const int> consumers(int t) const {
@@ -372,10 +375,18 @@ struct Evaluation {
   std::vector<double> op_compute_us;  // per op
   // Labels view the strategy cache's strings or static text (valid while the solver lives).
   std::vector<std::string_view> op_label;  // per op: the strategy label
-  std::vector<Spec> param_spec;       // per parameter: as stored (its first use)
-  std::vector<std::string_view> param_label;  // per parameter: the label of the strategy that first used it
-  std::vector<int> param_op;          // per parameter: the op that first used it (-1: unused)
+  struct ParameterUse {
+    Spec spec = Spec::R();    // as stored (its first use)
+    std::string_view label;   // the label of the strategy that first used it
+    int op = -1;              // the op that first used it (-1: unused)
+  };
+  std::vector<ParameterUse> param_uses;  // per parameter the forward reads (Prepared::used_parameters)
   double kv_cache_bytes = 0;          // per device, decode
+  const ParameterUse& use_of(const Prepared& prep, int param) const {
+    static const ParameterUse unused;
+    int k = prep.param_use_index[static_cast<size_t>(param)];
+    return k < 0 ? unused : param_uses[static_cast<size_t>(k)];
+  }
 };
 // Reads only its arguments: safe on another thread while the solver goes on.
 Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& solution);

@@ -293,9 +293,36 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
   std::future<void> side;  // after what it writes: unwinding waits for it first
   if (second_thread && flow.ops.size() >= kPrepareOnTwoThreadsOps) side = std::async(std::launch::async, roles_and_content);
   else roles_and_content();
+  // Per tensor: elements, fixed element bytes, and whether it is stored (a parameter or buffer).
+  p->numel.resize(flow.tensors.size());
+  p->fixed_element_bytes.resize(flow.tensors.size());
+  std::vector<char> stored(flow.tensors.size());
+  for (size_t t = 0; t < flow.tensors.size(); ++t) {
+    const auto& info = flow.tensors[t];
+    p->numel[t] = static_cast<double>(info.numel());
+    p->fixed_element_bytes[t] = info.dtype.rfind("int", 0) == 0 ? (info.dtype == "int64" ? 8 : 4) : info.dtype == "bool" ? 1 : 0;
+    stored[t] = info.parameter >= 0 || info.buffer >= 0;
+  }
+  // One pass over the ops (they are large and scattered; each pass costs a cache miss per op):
+  // bodies (the root and one per Call / Experts), each op's body, producers, consumer counts,
+  // where stored tensors are used and where tensors are produced.
   p->body_of_op.assign(flow.ops.size(), -1);
-  // Bodies: the root (all ops, top level = not inside another body) and one per Call / Experts.
   std::vector<int> parent(flow.ops.size(), 0);  // body index containing each op
+  std::vector<int> depth{0}, body_parent{-1};    // per body
+  auto lca = [&](int a, int b) {
+    if (a < 0) return b;
+    while (depth[a] > depth[b]) a = body_parent[a];
+    while (depth[b] > depth[a]) b = body_parent[b];
+    while (a != b) { a = body_parent[a]; b = body_parent[b]; }
+    return a;
+  };
+  p->producer.assign(flow.tensors.size(), -1);
+  p->consumer_start.assign(flow.tensors.size() + 1, 0);
+  std::vector<int> tensor_home(flow.tensors.size(), -1);  // for stored tensors: the lca of their uses' bodies
+  // Tensors produced by an op inside a body b are produced "in" b; a Call's outputs are produced
+  // inside its body too but appear in the parent: the parent sees them as the Call's outputs (the
+  // innermost Call's, when calls nest).
+  std::vector<int> produced_in(flow.tensors.size(), -1);
   p->bodies.push_back(new_body(-1));
   std::vector<std::pair<int, int>> stack;  // (end, body)
   stack.push_back({static_cast<int>(flow.ops.size()), 0});
@@ -305,7 +332,16 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
     parent[i] = body;
     p->bodies[body].items.push_back(static_cast<int>(i));
     const auto& op = flow.ops[i];
-    if ((op.kind == OpKind::Call || op.kind == OpKind::Experts) && op.end > static_cast<int>(i)) {
+    const bool call = op.kind == OpKind::Call || op.kind == OpKind::Experts;
+    for (int t : op.inputs) {
+      ++p->consumer_start[t + 1];
+      if (stored[t]) tensor_home[t] = lca(tensor_home[t], body);
+    }
+    for (int t : op.outputs) {
+      if (!call) p->producer[t] = static_cast<int>(i);
+      if (call || produced_in[t] < 0) produced_in[t] = body;
+    }
+    if (call && op.end > static_cast<int>(i)) {
       Prepared::Body b = new_body(static_cast<int>(i));
       b.outputs = op.outputs;
       if (op.kind == OpKind::Experts) {
@@ -317,17 +353,12 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
       }
       p->body_of_op[i] = static_cast<int>(p->bodies.size());
       p->bodies.push_back(std::move(b));
+      body_parent.push_back(body);
+      depth.push_back(depth[body] + 1);
       stack.push_back({op.end, p->body_of_op[i]});
     }
   }
   p->bodies[0].outputs = flow.outputs;
-  p->producer.assign(flow.tensors.size(), -1);
-  for (size_t i = 0; i < flow.ops.size(); ++i)
-    if (flow.ops[i].kind != OpKind::Call && flow.ops[i].kind != OpKind::Experts)
-      for (int t : flow.ops[i].outputs) p->producer[t] = static_cast<int>(i);
-  p->consumer_start.assign(flow.tensors.size() + 1, 0);
-  for (const auto& op : flow.ops)
-    for (int t : op.inputs) ++p->consumer_start[t + 1];
   for (size_t t = 0; t < flow.tensors.size(); ++t) p->consumer_start[t + 1] += p->consumer_start[t];
   p->consumer_ops.resize(static_cast<size_t>(p->consumer_start.back()));
   {
@@ -335,44 +366,19 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
     for (size_t i = 0; i < flow.ops.size(); ++i)
       for (int t : flow.ops[i].inputs) p->consumer_ops[static_cast<size_t>(fill[t]++)] = static_cast<int>(i);
   }
-  p->numel.resize(flow.tensors.size());
-  p->fixed_element_bytes.resize(flow.tensors.size());
-  for (size_t t = 0; t < flow.tensors.size(); ++t) {
-    const auto& info = flow.tensors[t];
-    p->numel[t] = static_cast<double>(info.numel());
-    p->fixed_element_bytes[t] = info.dtype.rfind("int", 0) == 0 ? (info.dtype == "int64" ? 8 : 4) : info.dtype == "bool" ? 1 : 0;
-  }
-  // Which body each parameter is local to: the deepest body containing all its uses.
-  std::vector<int> depth(p->bodies.size(), 0), body_parent(p->bodies.size(), -1);
-  for (size_t b = 1; b < p->bodies.size(); ++b) {
-    body_parent[b] = parent[p->bodies[b].op];
-    depth[b] = depth[body_parent[b]] + 1;
-  }
-  auto lca = [&](int a, int b) {
-    if (a < 0) return b;
-    while (depth[a] > depth[b]) a = body_parent[a];
-    while (depth[b] > depth[a]) b = body_parent[b];
-    while (a != b) { a = body_parent[a]; b = body_parent[b]; }
-    return a;
-  };
-  std::vector<int> tensor_home(flow.tensors.size(), -1);  // for free tensors: lca of uses
-  std::vector<int> produced_in(flow.tensors.size(), -1);
-  for (size_t i = 0; i < flow.ops.size(); ++i) {
-    for (int t : flow.ops[i].inputs)
-      if (is_free(flow, t)) tensor_home[t] = lca(tensor_home[t], parent[i]);
-    int producer_body = parent[i];
-    if (flow.ops[i].kind == OpKind::Call || flow.ops[i].kind == OpKind::Experts) producer_body = parent[i];
-    for (int t : flow.ops[i].outputs)
-      if (produced_in[t] < 0) produced_in[t] = producer_body;
-  }
-  // Tensors produced by an op inside a body b are produced "in" b; a Call's outputs are produced
-  // inside its body too but appear in the parent: the parent sees them as the Call's outputs.
-  for (size_t i = 0; i < flow.ops.size(); ++i)
-    if (flow.ops[i].kind == OpKind::Call || flow.ops[i].kind == OpKind::Experts)
-      for (int t : flow.ops[i].outputs) produced_in[t] = parent[i];
   p->param_owner_body.assign(model.parameters.size(), 0);
+  p->param_use_index.assign(model.parameters.size(), -1);
+  p->used_parameters.clear();
   for (size_t t = 0; t < flow.tensors.size(); ++t)
-    if (flow.tensors[t].parameter >= 0 && tensor_home[t] >= 0) p->param_owner_body[flow.tensors[t].parameter] = tensor_home[t];
+    if (int param = flow.tensors[t].parameter; param >= 0) {
+      if (tensor_home[t] >= 0) p->param_owner_body[param] = tensor_home[t];
+      if (p->param_use_index[param] < 0) {
+        p->param_use_index[param] = 0;
+        p->used_parameters.push_back(param);
+      }
+    }
+  std::sort(p->used_parameters.begin(), p->used_parameters.end());
+  for (size_t k = 0; k < p->used_parameters.size(); ++k) p->param_use_index[p->used_parameters[k]] = static_cast<int>(k);
   // Ext tensors and liveness per body.
   // (tensor, position) per use; the last use of a tensor is its largest position.
   std::vector<std::vector<std::pair<int, int>>> last_use(p->bodies.size());
@@ -395,9 +401,9 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
     };
     auto note_use = [&](int t, int pos) {
       last_use[b].emplace_back(t, pos);
-      bool free_here = is_free(flow, t) && tensor_home[t] >= 0 && depth[tensor_home[t]] >= depth[b] &&
+      bool free_here = stored[t] && tensor_home[t] >= 0 && depth[tensor_home[t]] >= depth[b] &&
                        lca(tensor_home[t], static_cast<int>(b)) == static_cast<int>(b) && tensor_home[t] == static_cast<int>(b);
-      bool free_below = is_free(flow, t) && !free_here;
+      bool free_below = stored[t] && !free_here;
       if (free_here) return;
       if (free_below) {
         // a parameter owned by an outer body: the outer body decides its spec
@@ -439,7 +445,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
         }
         return false;
       }();
-      bool owned_by_parent = is_free(flow, t) && tensor_home[t] == par;
+      bool owned_by_parent = stored[t] && tensor_home[t] == par;
       if (!inside_parent && !owned_by_parent && std::find(pbody.ext.begin(), pbody.ext.end(), t) == pbody.ext.end())
         pbody.ext.push_back(t);
     }

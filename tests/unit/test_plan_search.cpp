@@ -558,17 +558,20 @@ TEST_CASE("Parameter layouts kept compact read back as whole records", "[plan][m
   for (size_t i = 0; i < params.size(); ++i) {
     params[i].name = "experts." + std::to_string(i) + ".w";
     params[i].shape = {8, 16};
-    params[i].span = {static_cast<int>(i) + 1, 4, static_cast<int>(i) + 1, 20};
+    params[i].span = {static_cast<uint32_t>(i) + 1, 4, static_cast<uint32_t>(i) + 1, 20};
   }
   params[3].name = "head.weight";
   params[3].shape = {16};
   static const std::vector<std::string> axes{"model"};
+  // The three experts share a slot (expert 0's decision); the head has its own.
+  auto slots = std::make_shared<plan::ParameterSlots>();
+  slots->slot_of = {0, 0, 0, 1};
+  slots->expert_of = {0, 1, 2, -1};
+  slots->count = 2;
   plan::ParameterLayouts compact;
-  compact.assign(&params);
-  int expert = compact.add_decision({"expert", "each device holds whole experts", false, -1, 0, 3, &axes});
-  int hidden = compact.add_decision({"hidden", "sharded with its activation", true, 0, 0, 0, &axes});
-  for (int e = 0; e < 3; ++e) compact.add(expert, e);
-  compact.add(hidden, -1);
+  compact.assign(&params, slots);
+  compact.add_decision({"expert", "each device holds whole experts", false, -1, 0, 3, &axes});
+  compact.add_decision({"hidden", "sharded with its activation", true, 0, 0, 0, &axes});
   REQUIRE(compact.size() == 4);
   std::vector<std::string> names;
   for (const plan::ParameterLayout l : compact) names.emplace_back(l.name);
@@ -591,16 +594,31 @@ TEST_CASE("Parameter layouts kept compact read back as whole records", "[plan][m
   // The same layouts as whole records compare alike; one changed layout is the one marked.
   plan::ParameterLayouts records;
   for (const plan::ParameterLayout l : compact) records.push_back(l);
+  // Another mesh over the same slots: the experts' slot differs.
+  plan::ParameterLayouts same_slots;
+  same_slots.assign(&params, slots);
+  same_slots.add_decision({"replicated", "", true, -1, 0, 0, &axes});
+  same_slots.add_decision({"hidden", "", true, 0, 0, 0, &axes});
+  CHECK(same_slots[1].expert == -1);  // not expert parallel here: no expert index
+  // Other slots (as another model's would be): expert 1 alone is replicated.
+  auto other_slots = std::make_shared<plan::ParameterSlots>();
+  other_slots->slot_of = {0, 1, 0, 2};
+  other_slots->expert_of = slots->expert_of;
+  other_slots->count = 3;
   plan::ParameterLayouts other;
-  other.assign(&params);
-  int replicated = other.add_decision({"replicated", "", true, -1, 0, 0, &axes});
-  int same_expert = other.add_decision({"expert", "", false, -1, 0, 3, &axes});
-  for (int e = 0; e < 3; ++e) other.add(e == 1 ? replicated : same_expert, e == 1 ? -1 : e);
-  other.add(other.add_decision({"hidden", "", true, 0, 0, 0, &axes}), -1);
+  other.assign(&params, other_slots);
+  other.add_decision({"expert", "", false, -1, 0, 3, &axes});
+  other.add_decision({"replicated", "", true, -1, 0, 0, &axes});
+  other.add_decision({"hidden", "", true, 0, 0, 0, &axes});
+  CHECK(other[1].expert == -1);
+  CHECK(other[2].expert == 2);
   for (const plan::ParameterLayouts* against : {&compact, &records}) {
     std::vector<char> differs(4, 0);
     other.mark_differing(*against, differs);
     CHECK(differs == std::vector<char>{0, 1, 0, 0});
+    std::vector<char> by_slot(4, 0);
+    same_slots.mark_differing(*against, by_slot);
+    CHECK(by_slot == std::vector<char>{1, 1, 1, 0});
   }
 }
 
