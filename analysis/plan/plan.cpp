@@ -510,7 +510,6 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       layouts.add_decision(decide(index.slot_representative[k], expert_parallel, experts));
     }
     // Collectives, folded over repeated blocks; the free slices the same way.
-    ModulePatterns patterns(model);  // the fold keys point at its strings
     auto add_instances = [&](Collective& c, int at_op, int module) {
       const std::string& name = model.modules[module].name;
       int around = at_op >= 0 && !experts_around.empty() ? experts_around[at_op] : -1;
@@ -548,7 +547,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       for (auto& e : events) {
         int at_op = e.origin >= 0 ? e.origin : e.op;
         int module = at_op >= 0 ? flow.ops[at_op].module : -1;
-        const std::string& at = module >= 0 ? patterns.of(module) : kOutput;
+        const std::string& at = module >= 0 ? prep->patterns->of(model, module) : kOutput;
         FoldKey key{static_cast<int>(e.kind), &at, std::llround(e.bytes), &e.why};
         if (slices) {
           key.to = static_cast<uint64_t>(e.to.code());

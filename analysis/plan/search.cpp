@@ -850,7 +850,6 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
   std::vector<char> seen(flow.tensors.size(), 0);
   std::vector<std::string_view> producer_label(flow.tensors.size());
   std::vector<int> partial_origin(flow.tensors.size(), -1);
-  ModulePatterns patterns(*prep.model);
   auto record = [&](int op, int t, int kind, double bytes, double mult, const std::string& why, bool statistics = false,
                     Spec from = Spec::P(), Spec to = Spec::R(), int input = -1) {
     if (kind < 0) return;
@@ -913,7 +912,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         }
         if (kind >= 0) {
           std::string consumer = consumer_op < 0 ? "expert dispatch" : flow.ops[consumer_op].name;
-          if (consumer_op >= 0 && flow.ops[consumer_op].module > 0) consumer += " in " + patterns.of(flow.ops[consumer_op].module);
+          if (consumer_op >= 0 && flow.ops[consumer_op].module > 0) consumer += " in " + prep.patterns->of(*prep.model, flow.ops[consumer_op].module);
           int input = -1;
           for (size_t i = 0; i < op.inputs.size() && input < 0; ++i)
             if (op.inputs[i] == t) input = static_cast<int>(i);

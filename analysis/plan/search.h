@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -115,6 +116,32 @@ class DimRoles {
 };
 
 // Per-model preparation, independent of the mesh: bodies, liveness, signatures, dim roles.
+// Module -> its pattern ("h.*.attn"; the root module: the model's class name), made once per
+// module asked for: few of a MoE's ~60k modules are. Kept by a preparation across re-plans (the
+// recycled one's), each entry checked against the module's name; safe from the planner's two
+// threads. Node-based and never erased: a string returned stays put.
+class ModulePatterns {
+ public:
+  const std::string& of(const ir::ModelIR& model, int module) {
+    const std::string& name = model.modules[module].name;
+    if (name.empty()) return model.model;
+    std::lock_guard lock(mutex_);
+    Entry& e = cache_[module];
+    if (e.pattern.empty() || e.name != name) {
+      e.name = name;
+      e.pattern = ir::module_pattern(name);
+    }
+    return e.pattern;
+  }
+
+ private:
+  struct Entry {
+    std::string name, pattern;
+  };
+  std::mutex mutex_;
+  std::unordered_map<int, Entry> cache_;
+};
+
 struct Prepared {
   const ir::ModelIR* model = nullptr;
   struct Body {
@@ -163,6 +190,7 @@ struct Prepared {
   std::vector<uint64_t> op_signature;       // per op: equal for the same op of identical blocks
   std::vector<std::vector<int>> segments;   // per tensor: k of later equal k-way splits of its last dim
   int64_t hidden_size = 0, vocab_size = 0;
+  std::unique_ptr<ModulePatterns> patterns;  // never null after prepare()
 };
 // `recycled`: a preparation nobody else holds any more, whose buffers this one reuses (a re-plan
 // then allocates next to nothing for it).
@@ -350,22 +378,6 @@ struct CclEvent {
   Spec from, to;
   int input = -1;
 };
-// Module -> its pattern ("h.*.attn"; the root module: the model's class name), made once per
-// module asked for: few of a MoE's ~60k modules are. Node-based: a string returned stays put.
-class ModulePatterns {
- public:
-  explicit ModulePatterns(const ir::ModelIR& model) : model_(model) {}
-  const std::string& of(int module) {
-    auto [it, made] = cache_.try_emplace(module);
-    if (made) it->second = model_.modules[module].name.empty() ? model_.model : module_pattern(model_.modules[module].name);
-    return it->second;
-  }
-
- private:
-  const ir::ModelIR& model_;
-  std::unordered_map<int, std::string> cache_;
-};
-
 struct Evaluation {
   std::vector<CclEvent> events;
   std::vector<CclEvent> slices;       // replicated -> sharded without a collective (each device cuts its block)

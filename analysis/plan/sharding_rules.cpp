@@ -259,6 +259,7 @@ constexpr size_t kPrepareOnTwoThreadsOps = 1000;
 std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, std::shared_ptr<Prepared> recycled) {
   auto p = recycled && recycled.use_count() == 1 ? std::move(recycled) : std::make_shared<Prepared>();
   p->model = &model;
+  if (!p->patterns) p->patterns = std::make_unique<ModulePatterns>();
   p->hidden_size = p->vocab_size = 0;
   // Bodies keep their vectors' buffers from the last preparation; every other member is assigned whole below.
   std::vector<Prepared::Body> spare = std::move(p->bodies);
