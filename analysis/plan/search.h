@@ -115,11 +115,11 @@ class DimRoles {
   std::vector<uint32_t> start_;  // per tensor, and one past the last
 };
 
-// Per-model preparation, independent of the mesh: bodies, liveness, signatures, dim roles.
 // Module -> its pattern ("h.*.attn"; the root module: the model's class name), made once per
 // module asked for: few of a MoE's ~60k modules are. Kept by a preparation across re-plans (the
 // recycled one's), each entry checked against the module's name; safe from the planner's two
-// threads. Node-based and never erased: a string returned stays put.
+// threads. Node-based and never erased: a string returned stays put as long as the model it was
+// asked for (an entry changes only when asked about a module that has since been renamed).
 class ModulePatterns {
  public:
   const std::string& of(const ir::ModelIR& model, int module) {
@@ -127,7 +127,7 @@ class ModulePatterns {
     if (name.empty()) return model.model;
     std::lock_guard lock(mutex_);
     Entry& e = cache_[module];
-    if (e.pattern.empty() || e.name != name) {
+    if (e.name != name) {  // a new entry, or the module was renamed since
       e.name = name;
       e.pattern = ir::module_pattern(name);
     }
@@ -142,6 +142,7 @@ class ModulePatterns {
   std::unordered_map<int, Entry> cache_;
 };
 
+// Per-model preparation, independent of the mesh: bodies, liveness, signatures, dim roles.
 struct Prepared {
   const ir::ModelIR* model = nullptr;
   struct Body {

@@ -622,6 +622,25 @@ TEST_CASE("Parameter layouts kept compact read back as whole records", "[plan][m
   }
 }
 
+TEST_CASE("Module patterns are kept across models and follow a renamed module", "[plan][mesh]") {
+  ir::ModelIR model;
+  model.model = "GPT";
+  model.modules.resize(3);
+  model.modules[1].name = "h.3.attn";
+  model.modules[2].name = "h.3.mlp.c_fc";
+  plan::detail::ModulePatterns patterns;
+  CHECK(patterns.of(model, 0) == "GPT");  // the root: the model's class
+  const std::string& attn = patterns.of(model, 1);
+  CHECK(attn == "h.*.attn");
+  CHECK(&patterns.of(model, 1) == &attn);  // asked again: the same string
+  CHECK(patterns.of(model, 2) == "h.*.mlp.c_fc");
+  // The next extraction renamed module 1 (a list became a dict): its entry follows the name.
+  ir::ModelIR edited = model;
+  edited.modules[1].name = "blocks.first.attn";
+  CHECK(patterns.of(edited, 1) == "blocks.first.attn");
+  CHECK(patterns.of(edited, 2) == "h.*.mlp.c_fc");
+}
+
 TEST_CASE("Many live tensors: dominated layouts are pruned exactly instead of cutting the search", "[plan][search]") {
   // q, k, v, cos, sin and the rotary halves are live together: more layout combinations than the
   // search keeps. A state that holds a tensor replicated where another holds it sharded or partial,
