@@ -133,7 +133,7 @@ static int run(int, char**) {
               median(parse_only), runs, pieces);
   std::printf("parse + extract, cold:            %7.2f ms median of %d   (target < 20 ms: %.2fx of budget)\n",
               median(cold), runs, median(cold) / 20.0);
-  std::printf("  of which, after the construction's parse: statements %.2f ms, execution %.2f ms, forward trace %.2f ms, IR %.2f ms\n",
+  std::printf("  after the parse (which lowers the statements on its threads): statements %.2f ms, execution %.2f ms, forward trace %.2f ms, IR %.2f ms\n",
               median(cold_lower), median(cold_execute), median(cold_trace), median(cold_ir));
   std::printf("  the same on one thread:         %7.2f ms median of %d   (pieces speed-up %.2fx)\n",
               median(cold_one_thread), runs, median(cold_one_thread) / median(cold));
