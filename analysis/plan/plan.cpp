@@ -27,13 +27,12 @@ namespace detail {
 // never reads: a function of the module tree and the traced experts, cached across plans.
 struct ParameterIndex {
   uint64_t key = 0;
-  std::vector<int> representative;  // per parameter: the parameter whose layout it shares
-  std::vector<int> expert_list_of;  // per parameter: the expert list module it belongs to, or -1
   double untraced_elements = 0;     // parameters the forward never reads (kept whole)
   // Slots: one per (representative, expert list); every mesh decides once per slot. Also holds
   // each parameter's expert position.
   std::shared_ptr<ParameterSlots> slots;
-  std::vector<int> slot_representative, slot_list;
+  std::vector<int> slot_representative;  // per slot: the parameter whose layout its parameters share
+  std::vector<int> slot_list;            // per slot: the expert list module, or -1
 };
 }  // namespace detail
 
@@ -226,7 +225,7 @@ class MeshPlanner {
       if (op.kind == OpKind::Experts) key = (key ^ static_cast<uint64_t>(op.module + 1)) * 1099511628211ULL;
     for (auto& t : flow.tensors)
       if (t.parameter >= 0) key = (key ^ static_cast<uint64_t>(t.parameter + 7)) * 1099511628211ULL;
-    if (!cache || cache->key != key || cache->representative.size() != model_.parameters.size()) {
+    if (!cache || cache->key != key || cache->slots->slot_of.size() != model_.parameters.size()) {
       cache = std::make_unique<ParameterIndex>();
       cache->key = key;
       build_index(*cache);
@@ -238,9 +237,9 @@ class MeshPlanner {
     // Identical experts list their parameters in the same order (named_parameters order of the
     // subtree): the k-th parameter of every expert shares the layout of expert 0's k-th.
     const auto& flow = model_.dataflow;
-    index.representative.resize(model_.parameters.size());
-    for (size_t i = 0; i < index.representative.size(); ++i) index.representative[i] = static_cast<int>(i);
-    index.expert_list_of.assign(model_.parameters.size(), -1);
+    std::vector<int> representative(model_.parameters.size());  // per parameter: whose layout it shares
+    for (size_t i = 0; i < representative.size(); ++i) representative[i] = static_cast<int>(i);
+    std::vector<int> expert_list_of(model_.parameters.size(), -1);  // per parameter: its expert list, or -1
     auto slots = std::make_shared<ParameterSlots>();
     slots->expert_of.assign(model_.parameters.size(), -1);
     std::vector<char> traced(model_.parameters.size(), 0);
@@ -259,7 +258,7 @@ class MeshPlanner {
       // A parameter found under expert c is most likely that expert's; its name decides (a module
       // shared with one outside the list is named there).
       auto note_expert = [&](int p, size_t c) {
-        index.expert_list_of[p] = op.module;
+        expert_list_of[p] = op.module;
         slots->expert_of[p] = expert_position(list, model_.parameters[p].name, static_cast<int>(c));
       };
       collect(list.children[0], first);
@@ -269,12 +268,12 @@ class MeshPlanner {
         collect(list.children[c], other);
         for (size_t k = 0; k < other.size(); ++k) {
           note_expert(other[k], c);
-          if (k < first.size()) index.representative[other[k]] = first[k];
+          if (k < first.size()) representative[other[k]] = first[k];
         }
       }
     }
     for (size_t i = 0; i < model_.parameters.size(); ++i)
-      if (!traced[i] && index.expert_list_of[i] < 0 && model_.parameters[i].shape_known)
+      if (!traced[i] && expert_list_of[i] < 0 && model_.parameters[i].shape_known)
         index.untraced_elements += static_cast<double>(model_.parameters[i].numel());
     // A parameter and its representative sit in the same list, so a slot per representative
     // nearly always does; a weight shared across lists gets a slot per list.
@@ -287,7 +286,7 @@ class MeshPlanner {
       return static_cast<int>(index.slot_list.size()) - 1;
     };
     for (size_t i = 0; i < model_.parameters.size(); ++i) {
-      int r = index.representative[i], list = index.expert_list_of[i];
+      int r = representative[i], list = expert_list_of[i];
       int& first = slot_of_representative[static_cast<size_t>(r)];
       int slot = first;
       if (first < 0) {
@@ -299,7 +298,6 @@ class MeshPlanner {
       }
       slots->slot_of[i] = slot;
     }
-    slots->count = index.slot_list.size();
     index.slots = std::move(slots);
   }
 

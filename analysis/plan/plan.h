@@ -73,7 +73,6 @@ struct ParameterLayout {
 struct ParameterSlots {
   std::vector<int> slot_of;    // per parameter: its slot
   std::vector<int> expert_of;  // per parameter: its expert's position in its expert list, or -1
-  size_t count = 0;            // slots
 };
 
 // A mesh plan's parameter layouts, one per model parameter in named_parameters() order: a decision
@@ -159,7 +158,6 @@ class ParameterLayouts {
     parameters_ = parameters;
     slots_ = std::move(slots);
     decisions_.clear();
-    decisions_.reserve(slots_ ? slots_->count : 0);
     records_.clear();
   }
   void add_decision(const Decision& d) { decisions_.push_back(d); }

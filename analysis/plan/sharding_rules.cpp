@@ -302,7 +302,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
     const auto& info = flow.tensors[t];
     p->numel[t] = static_cast<double>(info.numel());
     p->fixed_element_bytes[t] = info.dtype.rfind("int", 0) == 0 ? (info.dtype == "int64" ? 8 : 4) : info.dtype == "bool" ? 1 : 0;
-    stored[t] = info.parameter >= 0 || info.buffer >= 0;
+    stored[t] = is_free(flow, static_cast<int>(t));
   }
   // One pass over the ops (they are large and scattered; each pass costs a cache miss per op):
   // bodies (the root and one per Call / Experts), each op's body, producers, consumer counts,

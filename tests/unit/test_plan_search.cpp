@@ -567,7 +567,6 @@ TEST_CASE("Parameter layouts kept compact read back as whole records", "[plan][m
   auto slots = std::make_shared<plan::ParameterSlots>();
   slots->slot_of = {0, 0, 0, 1};
   slots->expert_of = {0, 1, 2, -1};
-  slots->count = 2;
   plan::ParameterLayouts compact;
   compact.assign(&params, slots);
   compact.add_decision({"expert", "each device holds whole experts", false, -1, 0, 3, &axes});
@@ -604,7 +603,6 @@ TEST_CASE("Parameter layouts kept compact read back as whole records", "[plan][m
   auto other_slots = std::make_shared<plan::ParameterSlots>();
   other_slots->slot_of = {0, 1, 0, 2};
   other_slots->expert_of = slots->expert_of;
-  other_slots->count = 3;
   plan::ParameterLayouts other;
   other.assign(&params, other_slots);
   other.add_decision({"expert", "", false, -1, 0, 3, &axes});
