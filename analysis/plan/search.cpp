@@ -7,7 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
+#include <cstring>
 #include <functional>
+#include <optional>
+#include <tuple>
+#include <limits>
 #include <map>
 
 #include "plan/search.h"
@@ -652,7 +656,10 @@ void AxisSolver::expand(const Prepared& prep, int b, uint64_t key, int exit, Axi
   for (size_t pos = 0; pos < body.items.size(); ++pos) {
     int index = body.items[pos];
     out.decisions[index] = ex.decisions[pos];
-    if (ex.nested[pos].second >= 0) expand(prep, prep.body_of_op[index], ex.nested[pos].first, ex.nested[pos].second, out);
+    if (const auto [nkey, nexit] = ex.nested[pos]; nexit >= 0) {
+      out.body_solution[index] = mix64(nkey, static_cast<uint64_t>(nexit) + 1) | 1;
+      expand(prep, prep.body_of_op[index], nkey, nexit, out);
+    }
   }
 }
 
@@ -822,6 +829,7 @@ void AxisSolver::expand_decisions(const Prepared& prep, const Context& ctx, Axis
   if (!sol.feasible || !sol.decisions.empty()) return;
   const auto& ops = prep.model->dataflow.ops;
   sol.decisions.assign(ops.size(), {});
+  sol.body_solution.assign(ops.size(), 0);
   expand(prep, 0, sol.root_key, sol.root_exit, sol);
   sol.strategy_of.assign(ops.size(), nullptr);
   const uint64_t ctx_hash = ctx.hash();
@@ -839,7 +847,8 @@ const std::vector<Strat>& StrategyCache::get(const Prepared& prep, int op, const
   return cache_.emplace(key, strategies(prep, op, ctx));
 }
 
-Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& sol) {
+Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& sol, bool copy_identical_calls) {
+  constexpr int kNoOrigin = std::numeric_limits<int>::min();
   Evaluation ev;
   const auto& flow = prep.model->dataflow;
   ev.op_compute_us.assign(flow.ops.size(), 0);
@@ -881,6 +890,185 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
     }
     if (to.kind == kReplicated || to.kind == kPartial) return consumer + " needs the whole tensor";
     return consumer + " needs it sharded on another dim";
+  };
+  // Identical blocks replay identically: a call whose body runs the same solution (same content,
+  // same decisions) from the same entry state as an earlier call in this replay adds the same
+  // events, labels and costs, at ops and tensors in the same places. The first such call is
+  // recorded; the others copy the record instead of walking their ops (126 of a 405B model's
+  // blocks). Tensors are found by where they occur (op offset, slot), as blocks have their own.
+  struct TensorAt {
+    int op = 0;  // offset from the call
+    int slot = -1;
+    bool output = false;
+  };
+  struct Escape {
+    TensorAt at;
+    Spec state;
+    char seen = 0;
+    int origin = kNoOrigin;  // partial sums' origin, offset from the call
+    std::string_view label;
+  };
+  struct FirstUse {
+    TensorAt at;
+    Evaluation::ParameterUse use;  // op as an offset from the call
+  };
+  struct BodyCopy {
+    int call = -1, span = 0;
+    uint64_t signature = 0;
+    std::vector<CclEvent> events, slices;
+    std::vector<TensorAt> event_at;
+    std::vector<std::string> event_where;  // the pattern of each event's module ("" for none): in its why
+    std::vector<double> op_compute_us;
+    std::vector<std::string_view> op_label;
+    std::vector<FirstUse> first_uses;
+    std::vector<std::pair<Spec, char>> ext_after;  // per ext tensor: state, seen
+    std::vector<Escape> escapes;                   // tensors made inside and read after the call
+    double compute_us = 0, ccl_us = 0, flops = 0, parallel_flops = 0, kv_cache_bytes = 0;
+    std::string_view last_label;
+  };
+  std::unordered_map<uint64_t, BodyCopy> copies;
+  const bool copying = copy_identical_calls && ctx.pinned_outputs.empty();  // pins name modules, which differ per block
+  auto end_of_call = [&](int call) { return flow.ops[call].end; };
+  auto tensor_at = [&](int call, const TensorAt& at) {
+    const ir::Op& o = flow.ops[call + at.op];
+    return at.output ? o.outputs[static_cast<size_t>(at.slot)] : o.inputs[static_cast<size_t>(at.slot)];
+  };
+  auto find_tensor = [&](int call, int op, int t) {
+    TensorAt at{op - call, -1, false};
+    const ir::Op& o = flow.ops[op];
+    for (size_t i = 0; i < o.inputs.size() && at.slot < 0; ++i)
+      if (o.inputs[i] == t) at.slot = static_cast<int>(i);
+    for (size_t i = 0; i < o.outputs.size() && at.slot < 0; ++i)
+      if (o.outputs[i] == t) at = {op - call, static_cast<int>(i), true};
+    return at;
+  };
+  static const std::string kNowhere;
+  auto where_of = [&](int op) -> const std::string& {
+    return flow.ops[op].module > 0 ? prep.patterns->of(*prep.model, flow.ops[op].module) : kNowhere;
+  };
+  auto copy_key = [&](int call, int nb, double mult) -> uint64_t {
+    uint64_t h = sol.body_solution.empty() ? 0 : sol.body_solution[static_cast<size_t>(call)];
+    if (!copying || h == 0 || prep.bodies[nb].same_signature < 2) return 0;
+    uint64_t mult_bits = 0;
+    std::memcpy(&mult_bits, &mult, sizeof mult_bits);
+    h = mix64(mix64(mix64(h, prep.bodies[nb].signature), mult_bits), static_cast<uint64_t>(end_of_call(call) - call));
+    for (const Spec& s : sol.decisions[static_cast<size_t>(call)].free_specs) h = mix64(h, s.code());
+    for (int t : prep.bodies[nb].ext) {
+      const int origin = partial_origin[t];
+      const std::string_view made = origin >= 0 ? ev.op_label[origin] : producer_label[t];
+      h = mix64(mix64(h, state[t].code() * 2u + static_cast<uint64_t>(seen[t])), origin >= 0 ? static_cast<uint64_t>(call - origin) : 0);
+      h = mix64(h, std::hash<std::string_view>()(made));
+    }
+    return h | 1;
+  };
+  struct Mark {
+    size_t events, slices;
+    double compute_us, ccl_us, flops, parallel_flops, kv_cache_bytes;
+  };
+  auto mark = [&]() { return Mark{ev.events.size(), ev.slices.size(), ev.compute_us, ev.ccl_us, ev.flops, ev.parallel_flops, ev.kv_cache_bytes}; };
+  // After the call at `call` ran its body from `before`: what it did, relative to the call.
+  auto record_copy = [&](int call, int nb, const Mark& before) -> std::optional<BodyCopy> {
+    BodyCopy c;
+    const int end = end_of_call(call);
+    c.call = call;
+    c.span = end - call;
+    c.signature = prep.bodies[nb].signature;
+    for (size_t k = before.events; k < ev.events.size(); ++k) {
+      const CclEvent& e = ev.events[k];
+      if (e.op < call || e.op >= end) return std::nullopt;
+      c.events.push_back(e);
+      c.event_at.push_back(find_tensor(call, e.op, e.tensor));
+      if (c.event_at.back().slot < 0) return std::nullopt;
+      c.event_where.push_back(where_of(e.op));
+    }
+    for (size_t k = before.slices; k < ev.slices.size(); ++k) {
+      if (ev.slices[k].op < call || ev.slices[k].op >= end || ev.slices[k].input < 0) return std::nullopt;
+      c.slices.push_back(ev.slices[k]);
+    }
+    c.op_compute_us.assign(ev.op_compute_us.begin() + call + 1, ev.op_compute_us.begin() + end);
+    c.op_label.assign(ev.op_label.begin() + call + 1, ev.op_label.begin() + end);
+    for (int k = call + 1; k < end; ++k) {
+      const ir::Op& o = flow.ops[k];
+      for (size_t i = 0; i < o.inputs.size(); ++i) {
+        const int t = o.inputs[i];
+        const int param = flow.tensors[t].parameter;
+        if (param < 0) continue;
+        const auto& use = ev.param_uses[static_cast<size_t>(prep.param_use_index[static_cast<size_t>(param)])];
+        if (use.op != k || find_tensor(call, k, t).slot != static_cast<int>(i)) continue;
+        c.first_uses.push_back({{k - call, static_cast<int>(i), false}, {use.spec, use.label, k - call}});
+      }
+      for (size_t i = 0; i < o.outputs.size(); ++i) {
+        const int t = o.outputs[i];
+        auto readers = prep.consumers(t);
+        // Read by a later op, handed back by the call (an Experts op reads its expert's result
+        // without a consumer edge), or the model's output.
+        const auto& handed_back = flow.ops[call].outputs;
+        const bool read_after = std::any_of(readers.begin(), readers.end(), [&](int r) { return r >= end; }) ||
+                                std::find(handed_back.begin(), handed_back.end(), t) != handed_back.end() ||
+                                std::find(flow.outputs.begin(), flow.outputs.end(), t) != flow.outputs.end();
+        if (!read_after) continue;
+        c.escapes.push_back({{k - call, static_cast<int>(i), true}, state[t], seen[t],
+                             partial_origin[t] >= 0 ? partial_origin[t] - call : kNoOrigin, producer_label[t]});
+      }
+    }
+    for (int t : prep.bodies[nb].ext) c.ext_after.emplace_back(state[t], seen[t]);
+    c.compute_us = ev.compute_us - before.compute_us;
+    c.ccl_us = ev.ccl_us - before.ccl_us;
+    c.flops = ev.flops - before.flops;
+    c.parallel_flops = ev.parallel_flops - before.parallel_flops;
+    c.kv_cache_bytes = ev.kv_cache_bytes - before.kv_cache_bytes;
+    c.last_label = current_label;
+    return c;
+  };
+  // Replays the call at `call` from a record of an identical one; false (nothing done) if the
+  // blocks differ where the record cannot see (their modules' names, in the collectives' reasons).
+  auto apply_copy = [&](const BodyCopy& c, int call, int nb) {
+    const int delta = call - c.call;
+    if (end_of_call(call) - call != c.span || prep.bodies[nb].signature != c.signature || prep.bodies[nb].ext.size() != c.ext_after.size())
+      return false;
+    for (size_t k = 0; k < c.events.size(); ++k)
+      if (where_of(c.events[k].op + delta) != c.event_where[k]) return false;
+    for (const FirstUse& f : c.first_uses)
+      if (seen[tensor_at(call, f.at)]) return false;
+    for (size_t k = 0; k < c.events.size(); ++k) {
+      CclEvent e = c.events[k];
+      e.op += delta;
+      if (e.origin >= 0) e.origin += delta;
+      e.tensor = tensor_at(call, c.event_at[k]);
+      ev.events.push_back(std::move(e));
+    }
+    for (const CclEvent& s : c.slices) {
+      CclEvent e = s;
+      e.op += delta;
+      e.tensor = flow.ops[e.op].inputs[static_cast<size_t>(e.input)];
+      ev.slices.push_back(std::move(e));
+    }
+    std::copy(c.op_compute_us.begin(), c.op_compute_us.end(), ev.op_compute_us.begin() + call + 1);
+    std::copy(c.op_label.begin(), c.op_label.end(), ev.op_label.begin() + call + 1);
+    for (const FirstUse& f : c.first_uses) {
+      const int t = tensor_at(call, f.at);
+      Evaluation::ParameterUse use = f.use;
+      use.op += call;
+      ev.param_uses[static_cast<size_t>(prep.param_use_index[static_cast<size_t>(flow.tensors[t].parameter)])] = use;
+      seen[t] = 1;
+    }
+    const auto& ext = prep.bodies[nb].ext;
+    for (size_t k = 0; k < ext.size(); ++k) std::tie(state[ext[k]], seen[ext[k]]) = c.ext_after[k];
+    for (const Escape& x : c.escapes) {
+      const int t = tensor_at(call, x.at);
+      state[t] = x.state;
+      seen[t] = x.seen;
+      partial_origin[t] = x.origin == kNoOrigin ? -1 : call + x.origin;
+      producer_label[t] = x.label;
+    }
+    ev.compute_us += c.compute_us;
+    ev.ccl_us += c.ccl_us;
+    ev.flops += c.flops;
+    ev.parallel_flops += c.parallel_flops;
+    ev.kv_cache_bytes += c.kv_cache_bytes;
+    current_label = c.last_label;
+    ++ev.calls_copied;
+    return true;
   };
   std::function<void(int, double)> run_body = [&](int b, double mult) {
     const auto& body = prep.bodies[b];
@@ -941,7 +1129,14 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
             // Stored as chosen at the call; the first op using it inside records the details.
             state[t] = d.free_specs[fi++];
           }
-        run_body(nb, mult);
+        const uint64_t key = copy_key(index, nb, mult);
+        const auto found = key ? copies.find(key) : copies.end();
+        if (found == copies.end() || !apply_copy(found->second, index, nb)) {
+          const Mark before = mark();
+          run_body(nb, mult);
+          if (key && found == copies.end())
+            if (auto c = record_copy(index, nb, before)) copies.emplace(key, std::move(*c));
+        }
         for (int t : op.outputs) leave(t, state[t]);
         continue;
       }

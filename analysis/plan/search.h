@@ -162,12 +162,14 @@ struct Prepared {
       return it != last_use.end() && it->first == t ? it->second : -1;
     }
     uint64_t signature = 0;
+    int same_signature = 1;       // bodies with this signature, this one included
     std::vector<int> parameters;  // parameters read anywhere inside (for pinned plans' memo keys)
     std::vector<int> modules;     // modules whose ops run inside
     // Empty again, keeping the vectors' buffers (a re-plan's preparation reuses the last one's).
     void clear() {
       op = -1;
       signature = 0;
+      same_signature = 1;
       for (auto* v : {&items, &ext, &outputs, &dies, &dies_start, &parameters, &modules}) v->clear();
       last_use.clear();
     }
@@ -313,6 +315,9 @@ struct AxisSolution {
   // Per leaf op: its chosen strategy, looked up with the decisions so that replaying the plan
   // needs no cache (and can run on another thread while the solver goes on).
   std::vector<const Strat*> strategy_of;
+  // Per Call / Experts op: its body's solution, (memo key, exit) hashed (0: none). Two calls with
+  // the same one run the same decisions on the same content: a replay may copy the first.
+  std::vector<uint64_t> body_solution;
   uint64_t root_key = 0;
   int root_exit = -1;
 };
@@ -395,6 +400,7 @@ struct Evaluation {
   };
   std::vector<ParameterUse> param_uses;  // per parameter the forward reads (Prepared::used_parameters)
   double kv_cache_bytes = 0;          // per device, decode
+  size_t calls_copied = 0;            // calls replayed from the record of an identical one
   const ParameterUse& use_of(const Prepared& prep, int param) const {
     static const ParameterUse unused;
     int k = prep.param_use_index[static_cast<size_t>(param)];
@@ -402,6 +408,8 @@ struct Evaluation {
   }
 };
 // Reads only its arguments: safe on another thread while the solver goes on.
-Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& solution);
+// `copy_identical_calls`: a call that runs the same solution as an earlier one from the same
+// state copies that one's record instead of walking its ops (false: walk every op, for tests).
+Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& solution, bool copy_identical_calls = true);
 
 }  // namespace shardlens::plan::detail

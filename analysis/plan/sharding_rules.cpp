@@ -508,6 +508,11 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
     for (int t : body.outputs) h = mix64(h, canon(t));
     body.signature = h;
   }
+  {
+    std::unordered_map<uint64_t, int> with_signature;
+    for (const auto& body : p->bodies) ++with_signature[body.signature];
+    for (auto& body : p->bodies) body.same_signature = with_signature[body.signature];
+  }
   // Parameters and modules inside each body (pins name them, so pinned plans key bodies by them).
   for (size_t b = p->bodies.size(); b-- > 0;) {
     auto& body = p->bodies[b];

@@ -70,6 +70,7 @@ void check_same_preparation(const plan::detail::Prepared& a, const plan::detail:
     CHECK(x.dies == y.dies);
     CHECK(x.dies_start == y.dies_start);
     CHECK(x.signature == y.signature);
+    CHECK(x.same_signature == y.same_signature);
     CHECK(x.parameters == y.parameters);
     CHECK(x.modules == y.modules);
   }
@@ -730,4 +731,108 @@ TEST_CASE("A preparation that reuses the last one's buffers equals a fresh one",
   auto held = prepare(gpt.model);
   auto other = prepare(moe.model, true, held);
   CHECK(other.get() != held.get());
+}
+
+TEST_CASE("A replay copies identical blocks and gives what walking every op gives", "[plan][search][replay]") {
+  using namespace plan::detail;
+  // Two classes of the same content (so the same body signature) under other attribute names, and
+  // a block list: the copy must fall back where the modules' names show in a collective's reason.
+  const std::string renamed = R"(
+import torch
+import torch.nn as nn
+
+class Up(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(512, 2048)
+        self.down = nn.Linear(2048, 512)
+
+    def forward(self, x):
+        return x + self.down(torch.relu(self.up(x)))
+
+class Wide(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(512, 2048)
+        self.fc2 = nn.Linear(2048, 512)
+
+    def forward(self, x):
+        return x + self.fc2(torch.relu(self.fc1(x)))
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = Up()
+        self.b = Wide()
+        self.blocks = nn.ModuleList([Up() for _ in range(6)])
+        self.c = Up()
+
+    def forward(self, x):
+        x = self.b(self.a(x))
+        for block in self.blocks:
+            x = block(x)
+        return self.c(x)
+
+model = Net()
+)";
+  const std::string dense = read_text(std::string(SHARDLENS_SOURCE_DIR) + "/bench/models/dense_405b.py");
+  struct Script {
+    std::string text;
+    bool copies;  // whether some call must be copied
+  };
+  const std::vector<Script> scripts = {{renamed, true}, {fixture("gpt.py"), true}, {fixture("moe.py"), true},
+                                       {fixture("llama.py"), true}, {fixture("vae_block.py"), false}, {dense, true}};
+  auto same_events = [](const std::vector<CclEvent>& x, const std::vector<CclEvent>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const auto& a = x[i];
+      const auto& b = y[i];
+      if (a.op != b.op || a.origin != b.origin || a.tensor != b.tensor || a.kind != b.kind || a.bytes != b.bytes ||
+          a.time_us != b.time_us || a.why != b.why || !(a.from == b.from) || !(a.to == b.to) || a.input != b.input)
+        return false;
+    }
+    return true;
+  };
+  for (const auto& script : scripts)
+    for (plan::Phase phase : {plan::Phase::Prefill, plan::Phase::Decode}) {
+      plan::PlanOptions o;
+      o.workload.phase = phase;
+      o.workload.seq = 256;
+      auto p = plan_script(script.text, o);
+      auto prep = prepare(p.model);
+      for (int rows : {0, 2})
+        for (int n : {2, 8}) {
+          CAPTURE(p.model.model, static_cast<int>(phase), rows, n);
+          Context ctx;
+          ctx.n = n;
+          ctx.rows = rows;
+          ctx.hw = plan::find_hardware("wormhole");
+          ctx.workload = o.workload;
+          ctx.ccl_penalty_us = 10;
+          AxisSolver solver;
+          AxisSolution sol = solver.solve(*prep, ctx);
+          REQUIRE(sol.feasible);
+          solver.expand_decisions(*prep, ctx, sol);
+          const Evaluation copied = evaluate(*prep, ctx, sol);
+          const Evaluation walked = evaluate(*prep, ctx, sol, false);
+          CHECK(walked.calls_copied == 0);
+          if (script.copies) CHECK(copied.calls_copied > 0);
+          CHECK(same_events(copied.events, walked.events));
+          CHECK(same_events(copied.slices, walked.slices));
+          CHECK(copied.op_compute_us == walked.op_compute_us);
+          CHECK(copied.op_label == walked.op_label);
+          REQUIRE(copied.param_uses.size() == walked.param_uses.size());
+          bool uses_equal = true;
+          for (size_t k = 0; k < copied.param_uses.size(); ++k) {
+            const auto& a = copied.param_uses[k];
+            const auto& b = walked.param_uses[k];
+            uses_equal &= a.spec == b.spec && a.label == b.label && a.op == b.op;
+          }
+          CHECK(uses_equal);
+          CHECK(copied.compute_us == Approx(walked.compute_us));
+          CHECK(copied.ccl_us == Approx(walked.ccl_us));
+          CHECK(copied.flops == Approx(walked.flops));
+          CHECK(copied.kv_cache_bytes == Approx(walked.kv_cache_bytes));
+        }
+    }
 }
