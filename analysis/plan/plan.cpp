@@ -339,17 +339,19 @@ std::string_view layout_of(std::string_view label, Spec spec, bool expert_parall
 
 std::string layout_why_text(const std::string& layout);
 
-const std::string& layout_why(const std::string& layout, const std::string& kind_of_op) {
-  static const std::map<std::string, std::string> texts = [] {
-    std::map<std::string, std::string> t;
+// Per parameter slot of every mesh: a short table scanned by view, no string made per lookup.
+const std::string& layout_why(std::string_view layout, std::string_view kind_of_op) {
+  static const std::vector<std::pair<std::string, std::string>> texts = [] {
+    std::vector<std::pair<std::string, std::string>> t;
     for (const char* l : {"column", "row", "column_segments", "vocab", "hidden", "hidden-norm", "expert", "expert-modules",
                           "replicated", "replicated-unused", "replicated-conv", ""})
-      t[l] = layout_why_text(l);
+      t.emplace_back(l, layout_why_text(l));
     return t;
   }();
-  std::string key = layout == "hidden" && kind_of_op == "norm" ? "hidden-norm" : layout;
-  auto it = texts.find(key);
-  return it == texts.end() ? texts.at("") : it->second;
+  const std::string_view key = layout == "hidden" && kind_of_op == "norm" ? "hidden-norm" : layout;
+  for (const auto& [name, text] : texts)
+    if (name == key) return text;
+  return texts.back().second;  // ""
 }
 
 std::string layout_why_text(const std::string& layout) {
@@ -489,7 +491,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       if (spec.kind == kSegments) d.segments = spec.seg;
       d.experts = expert_parallel ? experts : 0;
       d.axes = axes;
-      std::string why_key(d.layout);
+      std::string_view why_key = d.layout;
       if (d.layout == "replicated") {
         if (op < 0) why_key = "replicated-unused";
         else if (flow.ops[op].kind == OpKind::Contract && flow.ops[op].equation.find('H') != std::string::npos) why_key = "replicated-conv";

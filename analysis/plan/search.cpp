@@ -833,7 +833,18 @@ void AxisSolver::expand_decisions(const Prepared& prep, const Context& ctx, Axis
   expand(prep, 0, sol.root_key, sol.root_exit, sol);
   sol.strategy_of.assign(ops.size(), nullptr);
   const uint64_t ctx_hash = ctx.hash();
+  std::unordered_map<uint64_t, int> first_call;  // body solution -> the first call that runs it
   for (size_t i = 0; i < ops.size(); ++i) {
+    if (const uint64_t body = sol.body_solution[i]; body != 0 && ops[i].kind == OpKind::Call) {
+      const auto [it, fresh] = first_call.try_emplace(body, static_cast<int>(i));
+      const int j = it->second;
+      if (!fresh && ops[j].end <= static_cast<int>(i) && ops[j].end - j == ops[i].end - static_cast<int>(i)) {
+        // The same decisions on ops of the same content: the same cached strategies, op for op.
+        std::copy(sol.strategy_of.begin() + j + 1, sol.strategy_of.begin() + ops[j].end, sol.strategy_of.begin() + static_cast<long>(i) + 1);
+        i = static_cast<size_t>(ops[i].end) - 1;
+        continue;
+      }
+    }
     int chosen = sol.decisions[i].strategy;
     if (chosen < 0 || ops[i].kind == OpKind::Call || ops[i].kind == OpKind::Experts) continue;
     const auto& strats = strategies_.get(prep, static_cast<int>(i), ctx, ctx_hash);
@@ -927,6 +938,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
     std::string_view last_label;
   };
   std::unordered_map<uint64_t, BodyCopy> copies;
+  std::vector<int> scratch_tensors;
   const bool copying = copy_identical_calls && ctx.pinned_outputs.empty();  // pins name modules, which differ per block
   auto end_of_call = [&](int call) { return flow.ops[call].end; };
   auto tensor_at = [&](int call, const TensorAt& at) {
@@ -991,9 +1003,9 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
       const ir::Op& o = flow.ops[k];
       for (size_t i = 0; i < o.inputs.size(); ++i) {
         const int t = o.inputs[i];
-        const int param = flow.tensors[t].parameter;
-        if (param < 0) continue;
-        const auto& use = ev.param_uses[static_cast<size_t>(prep.param_use_index[static_cast<size_t>(param)])];
+        const int use_index = prep.tensor_use_index[static_cast<size_t>(t)];
+        if (use_index < 0) continue;
+        const auto& use = ev.param_uses[static_cast<size_t>(use_index)];
         if (use.op != k || find_tensor(call, k, t).slot != static_cast<int>(i)) continue;
         c.first_uses.push_back({{k - call, static_cast<int>(i), false}, {use.spec, use.label, k - call}});
       }
@@ -1028,8 +1040,12 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
       return false;
     for (size_t k = 0; k < c.events.size(); ++k)
       if (where_of(c.events[k].op + delta) != c.event_where[k]) return false;
-    for (const FirstUse& f : c.first_uses)
-      if (seen[tensor_at(call, f.at)]) return false;
+    auto& first_used = scratch_tensors;
+    first_used.clear();
+    for (const FirstUse& f : c.first_uses) {
+      first_used.push_back(tensor_at(call, f.at));
+      if (seen[first_used.back()]) return false;
+    }
     for (size_t k = 0; k < c.events.size(); ++k) {
       CclEvent e = c.events[k];
       e.op += delta;
@@ -1045,11 +1061,11 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
     }
     std::copy(c.op_compute_us.begin(), c.op_compute_us.end(), ev.op_compute_us.begin() + call + 1);
     std::copy(c.op_label.begin(), c.op_label.end(), ev.op_label.begin() + call + 1);
-    for (const FirstUse& f : c.first_uses) {
-      const int t = tensor_at(call, f.at);
-      Evaluation::ParameterUse use = f.use;
+    for (size_t k = 0; k < c.first_uses.size(); ++k) {
+      const int t = first_used[k];
+      Evaluation::ParameterUse use = c.first_uses[k].use;
       use.op += call;
-      ev.param_uses[static_cast<size_t>(prep.param_use_index[static_cast<size_t>(flow.tensors[t].parameter)])] = use;
+      ev.param_uses[static_cast<size_t>(prep.tensor_use_index[static_cast<size_t>(t)])] = use;
       seen[t] = 1;
     }
     const auto& ext = prep.bodies[nb].ext;
@@ -1077,11 +1093,10 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
       const ir::Op& op = flow.ops[index];
       const Decision& d = sol.decisions[index];
       auto move = [&](int t, Spec to, int consumer_op) {
-        if (!seen[t] && is_free(flow, t)) {
+        if (!seen[t] && prep.stored[t]) {
           seen[t] = 1;
           state[t] = to;
-          if (int param = flow.tensors[t].parameter; param >= 0)
-            ev.param_uses[static_cast<size_t>(prep.param_use_index[static_cast<size_t>(param)])] = {to, current_label, index};
+          if (const int use_index = prep.tensor_use_index[t]; use_index >= 0) ev.param_uses[static_cast<size_t>(use_index)] = {to, current_label, index};
           return;
         }
         seen[t] = 1;
@@ -1125,7 +1140,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         int nb = prep.body_of_op[index];
         size_t fi = 0;
         for (int t : prep.bodies[nb].ext)
-          if (!seen[t] && is_free(flow, t) && fi < d.free_specs.size()) {
+          if (!seen[t] && prep.stored[t] && fi < d.free_specs.size()) {
             // Stored as chosen at the call; the first op using it inside records the details.
             state[t] = d.free_specs[fi++];
           }

@@ -297,12 +297,16 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
   // Per tensor: elements, fixed element bytes, and whether it is stored (a parameter or buffer).
   p->numel.resize(flow.tensors.size());
   p->fixed_element_bytes.resize(flow.tensors.size());
-  std::vector<char> stored(flow.tensors.size());
+  auto& stored = p->stored;
+  stored.resize(flow.tensors.size());
+  auto& use_index = p->tensor_use_index;  // the tensor's parameter for now; its position in used_parameters below
+  use_index.resize(flow.tensors.size());
   for (size_t t = 0; t < flow.tensors.size(); ++t) {
     const auto& info = flow.tensors[t];
     p->numel[t] = static_cast<double>(info.numel());
     p->fixed_element_bytes[t] = info.dtype.rfind("int", 0) == 0 ? (info.dtype == "int64" ? 8 : 4) : info.dtype == "bool" ? 1 : 0;
     stored[t] = is_free(flow, static_cast<int>(t));
+    use_index[t] = info.parameter;
   }
   // One pass over the ops (they are large and scattered; each pass costs a cache miss per op):
   // bodies (the root and one per Call / Experts), each op's body, producers, consumer counts,
@@ -327,6 +331,8 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
   p->bodies.push_back(new_body(-1));
   std::vector<std::pair<int, int>> stack;  // (end, body)
   stack.push_back({static_cast<int>(flow.ops.size()), 0});
+  std::vector<std::pair<int, int>> reads;  // (tensor, op) per input, in op order: the consumers without a second pass over the ops
+  reads.reserve(flow.ops.size() * 2);
   for (size_t i = 0; i < flow.ops.size(); ++i) {
     while (stack.size() > 1 && static_cast<int>(i) >= stack.back().first) stack.pop_back();
     int body = stack.back().second;
@@ -336,6 +342,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
     const bool call = op.kind == OpKind::Call || op.kind == OpKind::Experts;
     for (int t : op.inputs) {
       ++p->consumer_start[t + 1];
+      reads.emplace_back(t, static_cast<int>(i));
       if (stored[t]) tensor_home[t] = lca(tensor_home[t], body);
     }
     for (int t : op.outputs) {
@@ -364,14 +371,13 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
   p->consumer_ops.resize(static_cast<size_t>(p->consumer_start.back()));
   {
     std::vector<int> fill(p->consumer_start.begin(), p->consumer_start.end() - 1);
-    for (size_t i = 0; i < flow.ops.size(); ++i)
-      for (int t : flow.ops[i].inputs) p->consumer_ops[static_cast<size_t>(fill[t]++)] = static_cast<int>(i);
+    for (const auto& [t, i] : reads) p->consumer_ops[static_cast<size_t>(fill[t]++)] = i;
   }
   p->param_owner_body.assign(model.parameters.size(), 0);
   p->param_use_index.assign(model.parameters.size(), -1);
   p->used_parameters.clear();
   for (size_t t = 0; t < flow.tensors.size(); ++t)
-    if (int param = flow.tensors[t].parameter; param >= 0) {
+    if (int param = use_index[t]; param >= 0) {
       if (tensor_home[t] >= 0) p->param_owner_body[param] = tensor_home[t];
       if (p->param_use_index[param] < 0) {
         p->param_use_index[param] = 0;
@@ -380,6 +386,8 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
     }
   std::sort(p->used_parameters.begin(), p->used_parameters.end());
   for (size_t k = 0; k < p->used_parameters.size(); ++k) p->param_use_index[p->used_parameters[k]] = static_cast<int>(k);
+  for (int& k : use_index)
+    if (k >= 0) k = p->param_use_index[static_cast<size_t>(k)];
   // Ext tensors and liveness per body.
   // (tensor, position) per use; the last use of a tensor is its largest position.
   std::vector<std::vector<std::pair<int, int>>> last_use(p->bodies.size());
@@ -481,8 +489,8 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
         local_id[t] = next_id++;
       }
       uint64_t h = mix64(static_cast<uint64_t>(local_id[t]) * 131u, content[t]);
-      int param = flow.tensors[t].parameter;
-      if (param >= 0 && p->param_owner_body[param] != static_cast<int>(b)) h = mix64(h, 99);
+      const int use = use_index[static_cast<size_t>(t)];
+      if (use >= 0 && p->param_owner_body[static_cast<size_t>(p->used_parameters[static_cast<size_t>(use)])] != static_cast<int>(b)) h = mix64(h, 99);
       return h;
     };
     uint64_t h = 0x12345;
@@ -499,38 +507,32 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
       }
       for (auto s : op.sizes) h = mix64(h, static_cast<uint64_t>(s));
       h = mix64(h, static_cast<uint64_t>(op.groups) * 3 + op.linear);
-      for (int t : op.inputs) h = mix64(h, canon(t));
+      for (int t : op.inputs) {
+        h = mix64(h, canon(t));
+        if (const int use = use_index[static_cast<size_t>(t)]; use >= 0) body.parameters.push_back(p->used_parameters[static_cast<size_t>(use)]);
+      }
       for (int t : op.outputs) h = mix64(h, canon(t));
       h = mix64(h, static_cast<uint64_t>(op.module >= 0 ? 0 : 1));
-      int nb = p->body_of_op[i];
-      if (nb >= 0) h = mix64(h, p->bodies[nb].signature);
+      if (op.module >= 0) body.modules.push_back(op.module);
+      if (const int nb = p->body_of_op[i]; nb >= 0) {
+        const auto& nested = p->bodies[nb];  // done: nested bodies come after their parent
+        h = mix64(h, nested.signature);
+        body.parameters.insert(body.parameters.end(), nested.parameters.begin(), nested.parameters.end());
+        body.modules.insert(body.modules.end(), nested.modules.begin(), nested.modules.end());
+      }
     }
     for (int t : body.outputs) h = mix64(h, canon(t));
     body.signature = h;
+    // Parameters and modules inside the body (pins name them, so pinned plans key bodies by them).
+    for (auto* v : {&body.parameters, &body.modules}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
   }
   {
     std::unordered_map<uint64_t, int> with_signature;
     for (const auto& body : p->bodies) ++with_signature[body.signature];
     for (auto& body : p->bodies) body.same_signature = with_signature[body.signature];
-  }
-  // Parameters and modules inside each body (pins name them, so pinned plans key bodies by them).
-  for (size_t b = p->bodies.size(); b-- > 0;) {
-    auto& body = p->bodies[b];
-    for (int i : body.items) {
-      const auto& op = flow.ops[i];
-      if (op.module >= 0) body.modules.push_back(op.module);
-      for (int t : op.inputs)
-        if (flow.tensors[t].parameter >= 0) body.parameters.push_back(flow.tensors[t].parameter);
-      int nb = p->body_of_op[i];
-      if (nb >= 0) {
-        body.parameters.insert(body.parameters.end(), p->bodies[nb].parameters.begin(), p->bodies[nb].parameters.end());
-        body.modules.insert(body.modules.end(), p->bodies[nb].modules.begin(), p->bodies[nb].modules.end());
-      }
-    }
-    for (auto* v : {&body.parameters, &body.modules}) {
-      std::sort(v->begin(), v->end());
-      v->erase(std::unique(v->begin(), v->end()), v->end());
-    }
   }
   // Op signatures: the body's content and the op's position in it.
   p->op_signature.assign(flow.ops.size(), 0);

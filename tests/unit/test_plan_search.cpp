@@ -79,6 +79,9 @@ void check_same_preparation(const plan::detail::Prepared& a, const plan::detail:
   CHECK(a.consumer_start == b.consumer_start);
   CHECK(a.consumer_ops == b.consumer_ops);
   CHECK(a.numel == b.numel);
+  CHECK(a.stored == b.stored);
+  CHECK(a.tensor_use_index == b.tensor_use_index);
+  CHECK(a.used_parameters == b.used_parameters);
   CHECK(a.producer == b.producer);
   CHECK(a.op_signature == b.op_signature);
   CHECK(a.segments == b.segments);
