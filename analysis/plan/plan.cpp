@@ -434,13 +434,16 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
                                   "forward() was only partly traced (" + flow.error + "): the plan covers what was seen", model.modules[0].span, ""});
   // Unknown ops: the planner keeps tensors whole around them.
   std::set<std::string> unknown_seen;
-  for (auto& op : flow.ops)
+  std::vector<int> sized_ops;  // the ops whose sizes the divisibility checks read, found in the same pass
+  for (const auto& op : flow.ops) {
+    if (op.kind == OpKind::Attention || op.kind == OpKind::Contract || op.kind == OpKind::Embedding || op.kind == OpKind::Experts)
+      sized_ops.push_back(static_cast<int>(&op - flow.ops.data()));
     if (op.kind == OpKind::Unknown && unknown_seen.insert(op.name + std::to_string(op.span.line)).second)
       result.diagnostics.push_back({"unknown-op", "information",
                                     "'" + op.name + "' is not understood by the planner (" + op.detail +
                                         "): tensors stay replicated through it, which may cost gathers",
                                     op.span, ""});
-
+  }
   phase("diagnostics (unknown ops)");
   const Hardware& hw = *options.hardware;
   auto preferred = std::make_shared<std::unordered_map<int, Spec>>();  // layouts chosen on the first mesh
@@ -457,10 +460,10 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
   // An expert's body is traced once, for the list's first expert: what happens there happens
   // in every expert.
   std::vector<int> experts_around;  // op -> the Experts op whose body holds it (-1: none)
-  for (size_t i = 0; i < flow.ops.size(); ++i)
-    if (flow.ops[i].kind == OpKind::Experts) {
+  for (const int i : sized_ops)
+    if (flow.ops[static_cast<size_t>(i)].kind == OpKind::Experts) {
       if (experts_around.empty()) experts_around.assign(flow.ops.size(), -1);
-      for (int k = static_cast<int>(i) + 1; k < flow.ops[i].end && k < static_cast<int>(flow.ops.size()); ++k) experts_around[k] = static_cast<int>(i);
+      for (int k = i + 1; k < flow.ops[static_cast<size_t>(i)].end && k < static_cast<int>(flow.ops.size()); ++k) experts_around[k] = i;
     }
   // The root module's own forward is the one Call at the top: its body holds the components.
   int root_body = 0;
@@ -818,8 +821,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         uint16_t experts;
         bool sharded_norms;
       };
-      bool has_experts = false;
-      for (auto& op : flow.ops) has_experts |= op.kind == OpKind::Experts;
+      const bool has_experts = !experts_around.empty();
       std::vector<Alt> alts = {
           {"replicated", kTagReplicated, kTagAll, false},
           {"tensor parallel (Megatron)", kTagReplicated | kTagTensor | kTagExpertTensor, kTagAll, false},
@@ -923,8 +925,8 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     auto diag = [&](const std::string& code, const std::string& severity, const std::string& msg, ir::Span span) {
       if (said.insert(code + msg).second) result.diagnostics.push_back({code, severity, msg, span, ""});
     };
-    for (size_t i = 0; i < flow.ops.size(); ++i) {
-      const auto& op = flow.ops[i];
+    for (const int i : sized_ops) {
+      const auto& op = flow.ops[static_cast<size_t>(i)];
       if (op.kind == OpKind::Attention) {
         int q = op.inputs[0];
         for (size_t d = 0; d < prep->roles[q].size(); ++d) {

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <optional>
-#include <tuple>
 #include <limits>
 #include <map>
+#include <optional>
+#include <tuple>
 
 #include "plan/search.h"
 #include "plan/plan.h"
@@ -999,6 +999,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
     }
     c.op_compute_us.assign(ev.op_compute_us.begin() + call + 1, ev.op_compute_us.begin() + end);
     c.op_label.assign(ev.op_label.begin() + call + 1, ev.op_label.begin() + end);
+    const auto& handed_back = flow.ops[call].outputs;
     for (int k = call + 1; k < end; ++k) {
       const ir::Op& o = flow.ops[k];
       for (size_t i = 0; i < o.inputs.size(); ++i) {
@@ -1014,7 +1015,6 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         auto readers = prep.consumers(t);
         // Read by a later op, handed back by the call (an Experts op reads its expert's result
         // without a consumer edge), or the model's output.
-        const auto& handed_back = flow.ops[call].outputs;
         const bool read_after = std::any_of(readers.begin(), readers.end(), [&](int r) { return r >= end; }) ||
                                 std::find(handed_back.begin(), handed_back.end(), t) != handed_back.end() ||
                                 std::find(flow.outputs.begin(), flow.outputs.end(), t) != flow.outputs.end();
