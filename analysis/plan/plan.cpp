@@ -590,7 +590,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
             // call receives, and what a numeric check can find among an op's arguments.
             c.applies_to = "input";
             c.input = 0;
-            for (int j = 0; j < e.input; ++j) c.input += !is_free(flow, flow.ops[e.op].inputs[j]);
+            for (int j = 0; j < e.input; ++j) c.input += !prep->stored[flow.ops[e.op].inputs[j]];
           }
           it = index.emplace(key, out.size()).first;
           out.push_back(std::move(c));

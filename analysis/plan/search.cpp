@@ -339,7 +339,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
     auto move = [&](StateView s, int t, Spec to, double& cost, State& ns) -> bool {
       const Spec* have = find(s, t);
       Spec from = have ? *have : Spec::R();
-      if (!have && is_free(flow, t)) {
+      if (!have && prep.stored[t]) {
         int param = flow.tensors[t].parameter;
         if (param >= 0) {
           if (auto it = ctx.pinned_params.find(param); it != ctx.pinned_params.end() && !(it->second == to)) return false;
@@ -380,7 +380,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
             if (const Spec* have = find(state, t)) {
               options[i] = have;
               option_count[i] = 1;
-            } else if (is_free(flow, t)) {
+            } else if (prep.stored[t]) {
               if (storage_options[i].empty()) storage_options[i] = free_options(prep, t, ctx);
               options[i] = storage_options[i].data();
               option_count[i] = storage_options[i].size();
@@ -412,7 +412,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
               n.prev = ni;
               for (size_t i = 0; i < nbody.ext.size(); ++i) {
                 int t = nbody.ext[i];
-                if (!find(state, t) && is_free(flow, t)) {
+                if (!find(state, t) && prep.stored[t]) {
                   n.decision.free_specs.push_back(e[i]);
                   n.cost += storage_cost(prep, t, e[i], ctx);
                   if (live_after(t, p)) put(scratch, t, e[i]);
@@ -734,7 +734,7 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
       int nb = prep.body_of_op[index];
       size_t fi = 0;
       for (int t : prep.bodies[nb].ext)
-        if (!state.count(t) && is_free(flow, t) && fi < d.free_specs.size()) {
+        if (!state.count(t) && prep.stored[t] && fi < d.free_specs.size()) {
           Spec s = d.free_specs[fi++];
           if (flow.tensors[t].parameter >= 0) {
             double b = tensor_bytes(prep, t, ctx);

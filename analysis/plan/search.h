@@ -182,7 +182,8 @@ struct Prepared {
   // read): a replay keeps a record per parameter read, not per parameter (a MoE reads 1 in 70).
   std::vector<int> used_parameters, param_use_index;
   // Per tensor: its parameter's position in used_parameters (-1: not a parameter), and whether it
-  // is stored (is_free): dense arrays, where a replay would read each tensor's whole record.
+  // is stored (is_free): dense arrays the search, the replay and tensor_bytes read instead of each
+  // tensor's whole record.
   std::vector<int> tensor_use_index;
   std::vector<char> stored;
   // Per tensor: the ops that read it, consumer_ops[consumer_start[t] .. consumer_start[t + 1]).

@@ -584,7 +584,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
 double tensor_bytes(const Prepared& prep, int t, const Context& ctx) {
   double elem = prep.fixed_element_bytes[t] ? prep.fixed_element_bytes[t] : ctx.workload.dtype_bytes();
   double b = prep.numel[t] * elem;
-  if (!is_free(prep.model->dataflow, t)) b *= ctx.activation_scale;
+  if (!prep.stored[t]) b *= ctx.activation_scale;
   return b;
 }
 
