@@ -20,11 +20,14 @@ namespace {
 
 uint64_t text_hash(std::string_view s) { return std::hash<std::string_view>()(s); }
 
-// The text without its comments: each `#` outside a string up to the end of its line goes, so
-// every other character keeps its line and column (spans of the code do not move).
+// The text without its comments and the blanks that end a line: each `#` outside a string up
+// to the end of its line goes, and the spaces and tabs before it or before a line break, so every
+// other character keeps its line and column (spans of the code do not move) and typing a comment
+// after code (`x = f(y)  # why`) changes no code.
 std::string without_comments(std::string_view text) {
   std::string out;
   out.reserve(text.size());
+  size_t code_end = 0;  // out's length up to its last character that is not a trailing blank
   size_t i = 0;
   while (i < text.size()) {
     char c = text[i];
@@ -35,12 +38,16 @@ std::string without_comments(std::string_view text) {
     if (c == '\'' || c == '"') {
       size_t end = end_of_string_literal(text, i);
       out.append(text.substr(i, end - i));
+      code_end = out.size();
       i = end;
       continue;
     }
+    if (c == '\n' || c == '\r') out.resize(code_end);
     out.push_back(c);
+    if (c != ' ' && c != '\t') code_end = out.size();
     ++i;
   }
+  out.resize(code_end);
   return out;
 }
 
@@ -446,10 +453,13 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   made.options.reuse_unchanged = false;  // asking for reuse is not a different extraction
   made.options.reuse_construction = false;
   // The same statements: the same units, or (after an undo took the caller back to an earlier
-  // extraction, whose units were re-lowered since) units of the same text.
+  // extraction, whose units were re-lowered since) units of the same code. A unit's text changes
+  // only in its comments once lowered (units() hands a lowered unit the text of a comment edit),
+  // so comparing code, not text, holds whichever of the two was touched last.
   auto same_units = [](const auto& a, const auto& b) {
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) {
-             return x.second == y.second && (x.first == y.first || x.first->text == y.first->text);
+             return x.second == y.second &&
+                    (x.first == y.first || x.first->text == y.first->text || without_comments(x.first->text) == without_comments(y.first->text));
            });
   };
   if (options.reuse_unchanged && last_ && same_units(last_->units, made.units) && last_->skipped == made.skipped &&

@@ -85,6 +85,11 @@ TEST_CASE("an edit that changes only comments keeps every statement; reuse_uncha
   CHECK(comment.ok);
   CHECK(comment.model.parameters.empty());  // the caller keeps what it has
   CHECK(extractor.extract(options).unchanged);  // no edit at all
+  // Typing a comment after code: the blanks before it, then the comment.
+  CHECK(edit_and_extract("nn.Linear(3, 4)})", "nn.Linear(3, 4)}) ").unchanged);
+  auto trailing = edit_and_extract("nn.Linear(3, 4)}) ", "nn.Linear(3, 4)})  # two");
+  CHECK(trailing.unchanged);
+  CHECK(trailing.stats.units_lowered == 0);
 
   // '#' inside strings is code, not a comment: these edits change parameter names.
   auto in_string = edit_and_extract("\"a#b\"", "\"a#x\"");
@@ -112,6 +117,42 @@ TEST_CASE("an edit that changes only comments keeps every statement; reuse_uncha
   CHECK(plain.model.parameters.size() == 6);
   ModelExtractor fresh(extractor.document().text(), "gpt.py");
   CHECK(ir::to_json(fresh.extract(options).model) == ir::to_json(plain.model));
+}
+
+TEST_CASE("after an undo back to an earlier extraction, a comment edit in a class edited meanwhile is unchanged") {
+  // The language server's typing: a code edit in Block, its undo (the server goes back to the
+  // first extraction without extracting: assume_extracted), then a comment typed into Block. The
+  // parse cache holds Block's edited unit, so the comment's Block is lowered afresh: a unit of the
+  // same code as the first extraction's, under other text.
+  std::string text = test::fixture("gpt.py");
+  ModelExtractor extractor(text, "gpt.py");
+  python::ExtractOptions options;
+  options.model_expression = "GPT(GPTConfig(n_layer=2))";
+  options.reuse_unchanged = true;
+  auto first = extractor.extract(options);
+  REQUIRE(first.ok);
+  const auto first_extraction = extractor.last_extraction();
+
+  const std::string code = "        x = x + self.mlp(self.ln_2(x))";
+  const std::string edited = "        x = x + self.mlp(self.ln_1(x))";
+  extractor.apply_edit(replace_first(extractor.document().text(), code, edited));
+  auto changed = extractor.extract(options);
+  REQUIRE_FALSE(changed.unchanged);
+  extractor.apply_edit(replace_first(extractor.document().text(), edited, code));
+  extractor.assume_extracted(first_extraction);
+
+  extractor.apply_edit(replace_first(extractor.document().text(), code, "        x = x + self.mlp(self.ln_2(x))  # the MLP"));
+  auto comment = extractor.extract(options);
+  CHECK(comment.stats.classes_lowered == std::vector<std::string>{"Block"});
+  CHECK(comment.unchanged);
+  ModelExtractor fresh(extractor.document().text(), "gpt.py");
+  python::ExtractOptions plain = options;
+  plain.reuse_unchanged = false;
+  CHECK(ir::to_json(fresh.extract(plain).model) == ir::to_json(first.model));
+
+  // A code edit in that class after all this is still a change.
+  extractor.apply_edit(replace_first(extractor.document().text(), "self.ln_2(x))  # the MLP", "self.ln_1(x))  # the MLP"));
+  CHECK_FALSE(extractor.extract(options).unchanged);
 }
 
 TEST_CASE("unchanged is never claimed for a text whose fresh extraction differs (random edits)") {
