@@ -156,6 +156,9 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
                                                                        const Settings& settings) {
   retired_.clear();  // what the last analysis replaced, if nobody freed it since (drop_retired)
   auto t0 = std::chrono::steady_clock::now();
+  auto since = [](std::chrono::steady_clock::time_point from) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
+  };
   auto a = std::make_shared<DocumentAnalysis>();
   a->version = version;
   a->text = text;
@@ -164,7 +167,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   for (size_t i = 0; i < text.size(); ++i)
     if (text[i] == '\n') a->line_starts.push_back(i + 1);
   auto done = [&]() {
-    a->analysis_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    a->analysis_ms = since(t0);
     remember(a);
     return a;
   };
@@ -202,6 +205,9 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
         !fresh_export(path, text, export_path_for(path))) {
       a = std::make_shared<DocumentAnalysis>(*earlier);
       a->version = version;
+      a->path_taken = "reused";
+      a->extract_ms = a->plan_ms = 0;
+      a->extract_stats = {};
       // The next edit that changes no code relative to this text reuses this analysis.
       extractor_->assume_extracted(earlier->extraction);
       return done();
@@ -229,7 +235,10 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
     a->extraction = extractor_->last_extraction();
     retired_.push_back(std::move(result.retired));
   }
+  a->extract_ms = since(t0);
+  a->extract_stats = result.stats;
   if (reuse) {
+    a->path_taken = "unchanged code";
     a->shared_model = last_->shared_model;
   } else {
     a->shared_model = std::make_shared<const ir::ModelIR>(std::move(result.model));
@@ -267,6 +276,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
     a->findings.push_back({"no-model", "information", "shardlens: " + result.error, 0, 0, std::nullopt, ""});
   } else {
     locate_in_text(*a);
+    auto plan_start = std::chrono::steady_clock::now();
     if (reuse) {
       a->plan = last_->plan;  // its names point into the shared model
       a->complete = last_->complete;
@@ -277,6 +287,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
       a->plan = planner_.plan(a->model(), quick);
       a->complete = !a->options.alternatives || !a->plan.ok;
     }
+    a->plan_ms = since(plan_start);
     if (!a->plan.ok) a->findings.push_back({"plan-failed", "warning", "shardlens could not plan: " + a->plan.error, 0, 0, std::nullopt, ""});
   }
   add_plan_findings(*a);

@@ -68,6 +68,11 @@ struct DocumentAnalysis {
   ScriptMesh script_mesh;
   std::vector<Finding> findings;
   double analysis_ms = 0;
+  // Where analysis_ms went (logged at info): edits applied and extraction, planning, the rest
+  // (findings and annotation checks); "reused" when an earlier analysis held as it was.
+  double extract_ms = 0, plan_ms = 0;
+  python::ExtractStats extract_stats;  // of this analysis' extraction (zeros when reused)
+  const char* path_taken = "full";
   // false: the plan has no rejected alternatives yet. Diagnostics do not need them, so an analysis
   // is published without them and completed right after (DocumentAnalyzer::complete).
   bool complete = true;

@@ -51,7 +51,9 @@ std::string first_line(const char* path) {
 
 bool huge_pages_wanted() {
   static const bool wanted = [] {
-    if (const char* env = std::getenv("SHARDLENS_HUGE_PAGES"); env && std::strcmp(env, "0") == 0) return false;
+    // Opt-in: see heap.h for why not by default.
+    const char* env = std::getenv("SHARDLENS_HUGE_PAGES");
+    if (!env || std::strcmp(env, "1") != 0) return false;
     // Under strict overcommit the writable reserve (below) would be charged in full.
     if (first_line("/proc/sys/vm/overcommit_memory") == "2") return false;
     return first_line("/sys/kernel/mm/transparent_hugepage/enabled").find("[madvise]") != std::string::npos;

@@ -11,17 +11,20 @@ namespace shardlens {
 // Keeping freed memory in the heap costs at most the trim threshold in resident memory.
 void keep_freed_memory();
 
-// Asks the kernel to back the calling thread's malloc heap with transparent huge pages (2 MiB).
-// On the CI-class virtual machines the first touch of each 4 KiB page after the process has slept
-// a while costs microseconds (no more faults are seen inside the guest), so an analysis
-// started after a pause in typing ran 3-4x slower than one started right after the last; with
-// 2 MiB pages the penalty all but goes (bench/: shardlens_bench_analysis, bench/lsp). Call it
-// first thing in a thread that analyses (the server's worker, the parser's threads) and again
-// from time to time: an arena that outgrew its first heap gets a new one. Cheap once done (a
-// malloc and a set lookup). Does nothing when the kernel's THP mode is not `madvise` (`always`
-// needs no advice, `never` forbids it), for the main thread's heap (glibc grows it with brk; the
-// server's main thread only waits for its main loop's), under sanitizers or strict overcommit
-// (vm.overcommit_memory=2), on 32-bit systems, and when SHARDLENS_HUGE_PAGES=0.
+// Asks the kernel to back the calling thread's malloc heap with transparent huge pages (2 MiB),
+// when SHARDLENS_HUGE_PAGES=1. Opt-in because what it buys depends on the virtual machine. On the
+// CI-class VMs of an earlier month the first touch of each 4 KiB page after the process had slept
+// cost microseconds, and 2 MiB pages made an analysis after a pause in typing 3-4x faster. On
+// these VMs now (December 2026) a first touch of a 2 MiB page costs 5 to 30 ms (the kernel's THP
+// defrag is `madvise`: a huge-page fault compacts memory first) against 1.3 ms for the same
+// 2 MiB in 4 KiB pages, and the language server's heap still grows during the first edits:
+// edit->diagnostics p99 71-110 ms with huge pages against 57-66 ms without (bench/lsp,
+// alternating runs). Call it first thing in a thread that analyses (the server's worker, the
+// parser's threads) and again from time to time: an arena that outgrew its first heap gets a new
+// one. Cheap once done (a malloc and a set lookup). Does nothing unless opted in, when the
+// kernel's THP mode is not `madvise` (`always` needs no advice, `never` forbids it), for the main
+// thread's heap (glibc grows it with brk; the server's main thread only waits for its main
+// loop's), under sanitizers or strict overcommit (vm.overcommit_memory=2), and on 32-bit systems.
 void use_huge_pages_for_thread_heap();
 
 }  // namespace shardlens
