@@ -713,10 +713,13 @@ void ModelExtractor::construct(Construction& c, const std::vector<std::shared_pt
       if (it != interp.globals().vars.end() && is_module_instance(it->second))
         instances.emplace_back(name, std::static_pointer_cast<InstanceObj>(it->second.obj));
     }
+    // Instances inside another (a block bound to a name of its own) are not candidates; a lone
+    // instance is the root without walking its tree.
     std::unordered_set<const InstanceObj*> nested;
-    for (auto& [name, inst] : instances)
-      for (auto& nm : named_modules(*inst))
-        if (nm.module != inst.get()) nested.insert(nm.module);
+    if (instances.size() > 1)
+      for (auto& [name, inst] : instances)
+        for (auto& nm : named_modules(*inst))
+          if (nm.module != inst.get()) nested.insert(nm.module);
     std::vector<std::pair<std::string, std::shared_ptr<InstanceObj>>> tops;
     for (auto& entry : instances)
       if (!nested.count(entry.second.get())) tops.push_back(entry);
