@@ -453,9 +453,10 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   made.options.reuse_unchanged = false;  // asking for reuse is not a different extraction
   made.options.reuse_construction = false;
   // The same statements: the same units, or (after an undo took the caller back to an earlier
-  // extraction, whose units were re-lowered since) units of the same code. A unit's text changes
-  // only in its comments once lowered (units() hands a lowered unit the text of a comment edit),
-  // so comparing code, not text, holds whichever of the two was touched last.
+  // extraction, whose units were re-lowered since) units of the same code. Once lowered, a unit's
+  // text changes only outside its code (units() hands it the text of an edit to a comment or a
+  // trailing blank), so comparing code, not text, holds whichever of the two was touched last.
+  // (A syntax error, such as blanks after a line continuation, is caught by `skipped` below.)
   auto same_units = [](const auto& a, const auto& b) {
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) {
              return x.second == y.second &&

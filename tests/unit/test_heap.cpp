@@ -62,7 +62,7 @@ bool sanitized() {
 
 }  // namespace
 
-TEST_CASE("a thread's heap is given huge pages when the kernel wants advice", "[heap]") {
+TEST_CASE("a thread's heap is given huge pages when opted in and the kernel wants advice", "[heap]") {
   SmapsEntry before, after;
   std::thread thread([&] {
     void* first = std::malloc(64);

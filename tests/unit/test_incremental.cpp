@@ -90,6 +90,18 @@ TEST_CASE("an edit that changes only comments keeps every statement; reuse_uncha
   auto trailing = edit_and_extract("nn.Linear(3, 4)}) ", "nn.Linear(3, 4)})  # two");
   CHECK(trailing.unchanged);
   CHECK(trailing.stats.units_lowered == 0);
+  {
+    // Blanks after a line continuation are a syntax error, not trailing blanks.
+    ModelExtractor continued("import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                             "        self.w = nn.Linear(2, \\\n                           3)\n",
+                             "m.py");
+    python::ExtractOptions m_options;
+    m_options.model_expression = "M()";
+    m_options.reuse_unchanged = true;
+    REQUIRE(continued.extract(m_options).model.parameters.size() == 2);
+    continued.apply_edit(replace_first(continued.document().text(), "nn.Linear(2, \\", "nn.Linear(2, \\  "));
+    CHECK_FALSE(continued.extract(m_options).unchanged);
+  }
 
   // '#' inside strings is code, not a comment: these edits change parameter names.
   auto in_string = edit_and_extract("\"a#b\"", "\"a#x\"");
@@ -165,7 +177,7 @@ TEST_CASE("unchanged is never claimed for a text whose fresh extraction differs 
   REQUIRE(first.ok);
   auto last_full = ir::to_json(first.model);
   std::mt19937 rng(11);
-  const std::string chars = "a #'\"\n(0";
+  const std::string chars = "a #'\"\n(0\\ ";  // blanks and line continuations too
   int unchanged = 0, changed = 0;
   for (int k = 0; k < 60; ++k) {
     const std::string& current = extractor.document().text();
