@@ -47,6 +47,7 @@ struct ExtractStats {
   double execute_ms = 0;  // abstract execution and root selection
   double ir_ms = 0;       // building the model IR
   double trace_ms = 0;    // tracing forward()
+  double script_run_ms() const { return execute_ms + ir_ms; }  // the script's run and its module tree
   size_t calls_replayed = 0;  // module calls replayed from an identical earlier one while tracing
   bool construction_reused = false;  // the script did not run again (ExtractOptions::reuse_construction)
 };
