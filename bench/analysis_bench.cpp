@@ -5,7 +5,7 @@
 // apart). The two differ by the state the CPU's caches are left in: the figure to compare with the
 // editor's latency is the idle one. Prints figures; asserts nothing.
 //
-//   shardlens_bench_analysis [MODEL.py] [--edits N]
+//   shardlens_bench_analysis [MODEL.py] [--edits N] [--only TEXT]   (--only: the edit sites whose line holds TEXT)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -61,8 +61,10 @@ const EditKind kKinds[] = {
 static int run(int argc, char** argv) {
   std::string path = "bench/models/lsp_bench_model.py";
   int edits = 40;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--edits") && i + 1 < argc) edits = std::max(2, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else path = argv[i];
   }
   const std::string text = read(path);
@@ -74,6 +76,7 @@ static int run(int argc, char** argv) {
   std::printf("DocumentAnalyzer::analyze on %s (%zu bytes), %d edits per kind (half of them reverts)\n", path.c_str(), text.size(), edits);
   std::printf("  %-24s %28s %30s\n", "", "back to back: p50 / p90", "after 200 ms idle: p50 / p90");
   for (const EditKind& kind : kKinds) {
+    if (!only.empty() && !std::strstr(kind.anchor, only.c_str())) continue;
     size_t at = text.find(kind.anchor);
     if (at == std::string::npos) {
       std::fprintf(stderr, "anchor not found: %s\n", kind.anchor);

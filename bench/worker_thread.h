@@ -9,7 +9,7 @@
 namespace shardlens::bench {
 
 inline int run_on_worker_thread(int (*body)(int, char**), int argc, char** argv) {
-  keep_freed_memory();
+  configure_process_heap();
   int rc = 1;
   std::thread worker([&] {
     use_huge_pages_for_thread_heap();

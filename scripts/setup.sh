@@ -8,7 +8,7 @@ deps_dir="${SHARDLENS_DEPS_DIR:-$here/build/_deps}"
 
 packages=(build-essential cmake ninja-build pkg-config libtree-sitter-dev nlohmann-json3-dev
           libasio-dev catch2 python3 python3-torch ca-certificates neovim
-          clang libclang-rt-14-dev libtorch-dev)
+          clang libclang-rt-14-dev libtorch-dev libmimalloc-dev)
 # The machine image may bring its own Node.js; only ask Debian for one when there is none.
 command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 

@@ -475,6 +475,7 @@ class Server {
   // ---- lifecycle ----------------------------------------------------------------------------
   void initialize(const protocol::Incoming& in) {
     if (initialized_) throw RpcError{ec::kInvalidRequest, "initialize was already called"};
+    log(1, "shardlens " SHARDLENS_VERSION " on " + heap_allocator());
     if (!in.params.is_object()) throw RpcError{ec::kInvalidParams, "initialize takes an InitializeParams object"};
     const json& p = in.params;
     json caps = p.value("capabilities", json::object());
@@ -514,7 +515,7 @@ class Server {
          {{"commands", {"shardlens.insertAnnotations", "shardlens.insertLoadShardSpec", "shardlens.showPlan", "shardlens.setMeshes",
                        "shardlens.generateReport", "shardlens.exportGraph"}}}},
     };
-    reply(in.id, {{"capabilities", capabilities}, {"serverInfo", {{"name", "shardlens"}, {"version", "0.1.0"}}}});
+    reply(in.id, {{"capabilities", capabilities}, {"serverInfo", {{"name", "shardlens"}, {"version", SHARDLENS_VERSION}}}});
   }
 
   void on_initialized() {

@@ -43,7 +43,7 @@ const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
-  shardlens::keep_freed_memory();
+  shardlens::configure_process_heap();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
   if (command == "report") return shardlens::cli::run_report(args);
   if (command == "serve") return shardlens::cli::run_serve(args);
   if (command == "--version" || command == "version") {
-    std::puts("shardlens 0.1.0");
+    std::puts("shardlens " SHARDLENS_VERSION);
+    std::printf("allocator: %s\n", shardlens::heap_allocator().c_str());
     return 0;
   }
   std::fprintf(stderr, "shardlens: unknown command '%s'\n\n%s", command.c_str(), kUsage);

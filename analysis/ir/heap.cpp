@@ -13,7 +13,12 @@
 #include <malloc.h>
 #endif
 #if defined(__linux__)
+#include <dlfcn.h>
 #include <sys/mman.h>
+#endif
+#if __has_include(<mimalloc.h>)
+#include <mimalloc.h>  // its declarations only: nothing here links it
+#define SHARDLENS_MIMALLOC_H 1
 #endif
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -26,7 +31,50 @@
 
 namespace shardlens {
 
-void keep_freed_memory() {
+namespace {
+
+// mimalloc's entry points, when the program was linked with it (looked up, not linked: the
+// libraries and the test binaries run on glibc's malloc).
+struct Mimalloc {
+  int (*version)() = nullptr;
+#if defined(SHARDLENS_MIMALLOC_H)
+  decltype(&mi_option_set) option_set = nullptr;
+#endif
+};
+const Mimalloc& mimalloc() {
+  static const Mimalloc found = [] {
+    Mimalloc m;
+#if defined(__linux__)
+    m.version = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "mi_version"));
+#if defined(SHARDLENS_MIMALLOC_H)
+    m.option_set = reinterpret_cast<decltype(&mi_option_set)>(dlsym(RTLD_DEFAULT, "mi_option_set"));
+#endif
+#endif
+    return m;
+  }();
+  return found;
+}
+
+}  // namespace
+
+std::string heap_allocator() {
+#if defined(SHARDLENS_SANITIZED)
+  return "the sanitizers' allocator";
+#endif
+  if (const auto& m = mimalloc(); m.version) {
+    const int v = m.version();  // 209 for 2.0.9
+    return "mimalloc " + std::to_string(v / 100) + "." + std::to_string(v / 10 % 10) + "." + std::to_string(v % 10);
+  }
+  return "glibc malloc";
+}
+
+void configure_process_heap() {
+  if (const auto& m = mimalloc(); m.version) {
+#if defined(SHARDLENS_MIMALLOC_H)
+    if (m.option_set) m.option_set(mi_option_eager_commit_delay, 0);
+#endif
+    return;
+  }
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
@@ -87,7 +135,7 @@ constexpr uintptr_t kArenaHeapBytes = uintptr_t{64} << 20;
 }  // namespace
 
 void use_huge_pages_for_thread_heap() {
-  if (!huge_pages_wanted()) return;
+  if (!huge_pages_wanted() || mimalloc().version) return;
   void* probe = std::malloc(64);
   const auto at = reinterpret_cast<uintptr_t>(probe);
   std::free(probe);

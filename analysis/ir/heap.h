@@ -2,14 +2,30 @@
 // benchmarks (so that they measure what ships).
 #pragma once
 
+#include <string>
+
 namespace shardlens {
 
-// Every re-plan allocates and frees vectors of several MiB (a 61-layer MoE's parameter records
+// The allocator this process runs on: "mimalloc 2.0.9" when the program is linked with Debian's
+// libmimalloc (shardlens and the benchmarks are, see CMakeLists.txt), else "glibc malloc" (the
+// test binaries) or "the sanitizers' allocator". Found at run time: the libraries need not know.
+std::string heap_allocator();
+
+// Process-wide heap settings; call first thing in main(), before any thread starts.
+//
+// On mimalloc: a thread's first segment is committed up front (eager_commit_delay 0). By default
+// mimalloc commits it page by page as it grows, and the two threads of a cold parse then took
+// 21 ms instead of 13 (bench/extract_bench.cpp). mimalloc itself is the reason to link it: the
+// interpreter and the planner spend a third of an edit's analysis in malloc and free, and with
+// mimalloc the language server's edit->diagnostics p99 (bench/lsp) was 22-27 ms against 24-39 ms
+// with glibc's malloc over the same runs, at 4 MiB less memory.
+//
+// On glibc's malloc: every re-plan allocates and frees vectors of several MiB (a 61-layer MoE's parameter records
 // are 4 MiB per mesh). glibc hands such blocks back to the kernel when they are freed (mmap above
 // its threshold, heap trimming above twice that), and the next plan faults every page back in:
 // about 1.4 µs per 4 KiB page on the 2-core CI machines, 4 of the MoE bench's 37 ms re-plan.
 // Keeping freed memory in the heap costs at most the trim threshold in resident memory.
-void keep_freed_memory();
+void configure_process_heap();
 
 // Asks the kernel to back the calling thread's malloc heap with transparent huge pages (2 MiB),
 // when SHARDLENS_HUGE_PAGES=1. Opt-in because what it buys depends on the virtual machine. On the
@@ -24,7 +40,7 @@ void keep_freed_memory();
 // one. Cheap once done (a malloc and a set lookup). Does nothing unless opted in, when the
 // kernel's THP mode is not `madvise` (`always` needs no advice, `never` forbids it), for the main
 // thread's heap (glibc grows it with brk; the server's main thread only waits for its main
-// loop's), under sanitizers or strict overcommit (vm.overcommit_memory=2), and on 32-bit systems.
+// loop's), on mimalloc (whose heaps are not glibc's arenas), under sanitizers or strict overcommit (vm.overcommit_memory=2), and on 32-bit systems.
 void use_huge_pages_for_thread_heap();
 
 }  // namespace shardlens

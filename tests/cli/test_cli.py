@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The shardlens command line on good and bad input: exit codes, messages, JSON schema.
 
-Usage: test_cli.py PATH/TO/shardlens
+Usage: test_cli.py PATH/TO/shardlens ALLOCATOR   (ALLOCATOR: what `shardlens version` should name)
 Prints one line per check and a closing `N passed, N failed` line.
 """
 import json
@@ -11,6 +11,7 @@ import sys
 import tempfile
 
 SHARDLENS = sys.argv[1]
+ALLOCATOR = sys.argv[2]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "..", "shared", "fixtures")
 results = []
@@ -27,6 +28,10 @@ def check(name, condition, detail=""):
 
 
 with tempfile.TemporaryDirectory() as tmp:
+    # The version, and the allocator the binary was linked with, found at run time.
+    code, out, err = run("version")
+    check(f"version names the allocator ({ALLOCATOR})", code == 0 and out.startswith("shardlens ") and f"allocator: {ALLOCATOR}" in out, out)
+
     # A missing file.
     code, out, err = run("inspect", os.path.join(tmp, "nope.py"))
     check("missing file exits 1 with a message", code == 1 and "cannot open" in err and "nope.py" in err, err)
