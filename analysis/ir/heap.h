@@ -15,10 +15,11 @@ std::string heap_allocator();
 //
 // On mimalloc: a thread's first segment is committed up front (eager_commit_delay 0). By default
 // mimalloc commits it page by page as it grows, and the two threads of a cold parse then took
-// 21 ms instead of 13 (bench/extract_bench.cpp). mimalloc itself is the reason to link it: the
-// interpreter and the planner spend a third of an edit's analysis in malloc and free, and with
-// mimalloc the language server's edit->diagnostics p99 (bench/lsp) was 22-27 ms against 24-39 ms
-// with glibc's malloc over the same runs, at 4 MiB less memory.
+// 21 ms instead of 13 (bench/extract_bench.cpp). Why mimalloc at all: the interpreter and the
+// planner spend a third of an edit's analysis in malloc and free. Against glibc's malloc, in
+// alternating runs of the same build: bench/lsp edit->diagnostics p50 1.7-1.9 ms against 2.3-2.4,
+// RSS 53 MiB against 56-57, a one-line re-extraction 0.77 ms against 0.90 (bench/extract); the
+// p99 was no different within the runs' noise (22-33 ms against 22-23).
 //
 // On glibc's malloc: every re-plan allocates and frees vectors of several MiB (a 61-layer MoE's parameter records
 // are 4 MiB per mesh). glibc hands such blocks back to the kernel when they are freed (mmap above
