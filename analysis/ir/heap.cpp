@@ -60,12 +60,13 @@ const Mimalloc& mimalloc() {
 std::string heap_allocator() {
 #if defined(SHARDLENS_SANITIZED)
   return "the sanitizers' allocator";
-#endif
+#else
   if (const auto& m = mimalloc(); m.version) {
     const int v = m.version();  // 209 for 2.0.9
     return "mimalloc " + std::to_string(v / 100) + "." + std::to_string(v / 10 % 10) + "." + std::to_string(v % 10);
   }
   return "glibc malloc";
+#endif
 }
 
 void configure_process_heap() {

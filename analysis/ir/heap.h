@@ -21,11 +21,11 @@ std::string heap_allocator();
 // RSS 53 MiB against 56-57, a one-line re-extraction 0.77 ms against 0.90 (bench/extract); the
 // p99 was no different within the runs' noise (22-33 ms against 22-23).
 //
-// On glibc's malloc: every re-plan allocates and frees vectors of several MiB (a 61-layer MoE's parameter records
-// are 4 MiB per mesh). glibc hands such blocks back to the kernel when they are freed (mmap above
-// its threshold, heap trimming above twice that), and the next plan faults every page back in:
-// about 1.4 µs per 4 KiB page on the 2-core CI machines, 4 of the MoE bench's 37 ms re-plan.
-// Keeping freed memory in the heap costs at most the trim threshold in resident memory.
+// On glibc's malloc: every re-plan allocates and frees vectors of several MiB (a 61-layer MoE's
+// parameter records are 4 MiB per mesh). glibc hands such blocks back to the kernel when they are
+// freed (mmap above its threshold, heap trimming above twice that), and the next plan faults every
+// page back in: about 1.4 µs per 4 KiB page on the 2-core CI machines, 4 of the MoE bench's 37 ms
+// re-plan. Keeping freed memory in the heap costs at most the trim threshold in resident memory.
 void configure_process_heap();
 
 // Asks the kernel to back the calling thread's malloc heap with transparent huge pages (2 MiB),
@@ -41,7 +41,8 @@ void configure_process_heap();
 // one. Cheap once done (a malloc and a set lookup). Does nothing unless opted in, when the
 // kernel's THP mode is not `madvise` (`always` needs no advice, `never` forbids it), for the main
 // thread's heap (glibc grows it with brk; the server's main thread only waits for its main
-// loop's), on mimalloc (whose heaps are not glibc's arenas), under sanitizers or strict overcommit (vm.overcommit_memory=2), and on 32-bit systems.
+// loop's), on mimalloc (whose heaps are not glibc's arenas), under sanitizers or strict overcommit
+// (vm.overcommit_memory=2), and on 32-bit systems.
 void use_huge_pages_for_thread_heap();
 
 }  // namespace shardlens
