@@ -10,7 +10,9 @@
 // wait for the publishDiagnostics of that version; then --hovers hovers on layer lines (module
 // assignments in __init__ and module calls in forward() of the classes the model uses); server
 // memory from /proc/PID/status. Prints p50/p99 of edit->diagnostics and of hover, RSS (VmRSS) and
-// peak RSS (VmHWM), the shardlens/pyright ratio of each, and the targets beside them. Exit status
+// peak RSS (VmHWM), the shardlens/pyright ratio of each, and the targets beside them; for
+// shardlens also the five slowest edits, each with where it was typed and the server's own logged
+// time for that version (extraction: script run, trace; plan), which is where the p99 comes from. Exit status
 // 0 even when targets are missed (a benchmark reports figures; it does not assert); 1 only when
 // shardlens cannot be benchmarked at all, 2 for bad arguments.
 //
@@ -449,6 +451,8 @@ async function benchServer(spec, o, workspace, fileText, edits, positions) {
     // edits
     const latencies = [];
     const kinds = [];
+    const sites = [];     // per timed edit: {line, character, op, text} (0-based, as sent)
+    const versions = [];  // per timed edit: the document version it made
     const pubsPerEdit = [];
     let stopped = null;
     let lastSend = -Infinity;
@@ -480,13 +484,15 @@ async function benchServer(spec, o, workspace, fileText, edits, positions) {
       }
       latencies.push(rec.t - t0 - spec.debounceMs);
       kinds.push(e.kind);
+      sites.push({ line: e.range.start.line, character: e.range.start.character, op: e.op, text: e.text });
+      versions.push(v);
       pubsPerEdit.push(s.publishes.length - pubsBefore);
       if (latencies.length % 25 === 0) rssTrend.push({ edits: latencies.length, rssMiB: memory(s.pid).rssMiB });
     }
     await sleep(Math.max(0, o.gap - (now() - lastSend)));
     result.edits = {
       n: latencies.length, planned: edits.length, stopped, phaseSeconds: (now() - tPhase) / 1000,
-      cpuMs: cpuMs(s.pid) - cpu0, latencies, kinds, rssTrend,
+      cpuMs: cpuMs(s.pid) - cpu0, latencies, kinds, sites, versions, rssTrend,
     };
     const extra = pubsPerEdit.filter((n) => n > 1).length;
     result.publishesPerEdit = { extra, n: pubsPerEdit.length };
@@ -532,10 +538,13 @@ async function benchServer(spec, o, workspace, fileText, edits, positions) {
   return result;
 }
 
-// Per-analysis times the server logs at --log-level info ("analysed URI vN in X ms").
+// Per-analysis times the server logs at --log-level info ("analysed URI vN in X ms (PATH; extract
+// E [script S, trace T], plan P)"); `parts` is that parenthesis, shortened, where the server gives it.
 function serverAnalysisTimes(stderr) {
   const out = [];
-  for (const m of (stderr || '').matchAll(/analysed \S+ v(\d+) in ([\d.]+) ms/g)) out.push({ version: Number(m[1]), ms: Number(m[2]) });
+  const short = (x) => x.replace(/(\d+\.\d)\d*/g, '$1');
+  for (const m of (stderr || '').matchAll(/analysed \S+ v(\d+) in ([\d.]+) ms(?: \(([^)\n]*)\))?/g))
+    out.push({ version: Number(m[1]), ms: Number(m[2]), parts: m[3] ? short(m[3]) : '' });
   return out;
 }
 
@@ -640,6 +649,19 @@ function report(o, info, results) {
       if (after.length && e.n) {
         L.push(`  edit -> diagnostics minus analysis, p50: ${fmtMs(percentile(e.latencies, 50) - percentile(after, 50))} ` +
           '(transport, scheduling and serialising, debounce already excluded)');
+      }
+      // The tail, edit by edit: where each of the slowest went, as the server logged it.
+      if (e.sites && e.versions && e.n) {
+        const byVersion = new Map(an.map((x) => [x.version, x]));
+        const slowest = [...e.latencies.keys()].sort((a, b) => e.latencies[b] - e.latencies[a]).slice(0, 5);
+        L.push('  slowest edits (line:column 1-based, what was typed; then the server\'s own time for that version):');
+        for (const i of slowest) {
+          const site = e.sites[i];
+          const typed = site.op === 'insert' ? `inserted ${JSON.stringify(site.text)}` : 'reverted';
+          const logged = byVersion.get(e.versions[i]);
+          L.push(`    ${fmtMs(e.latencies[i]).padStart(8)}  ${e.kinds[i]} at ${site.line + 1}:${site.character + 1}, ${typed}` +
+            (logged ? `; analysed in ${fmtMs(logged.ms)}${logged.parts ? ` (${logged.parts})` : ''}` : ''));
+        }
       }
     }
     for (const n of r.notes) L.push(`  note: ${n}`);
