@@ -1029,8 +1029,11 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     result.notes.push_back("some module keeps many tensors alive at once; the search kept the " +
                            std::to_string(AxisSolver::kMaxStates) + " cheapest layouts there, so that part of the plan is not proven optimal");
   phase("other");
-  if (timing)
+  if (timing) {
     for (auto& [name, ms] : phase_ms) std::fprintf(stderr, "plan phase %-26s %8.2f ms\n", name.c_str(), ms);
+    std::fprintf(stderr, "plan search: %zu body results derived by shift, %zu derivations refused (counts since the planner was made)\n",
+                 solver.derived(), solver.derivations_refused());
+  }
   result.ok = true;
   spent_ = std::move(prep);
   result.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -2,7 +2,9 @@
 // the state being the spec of every live tensor (exhaustive over strategies, merging equal states).
 // A nested module call is one step whose outcomes come from solving the callee's body once per
 // entry specs; results are memoized by (body content hash, entry specs, context), so identical
-// repeated blocks — and, across edits, unchanged classes — are solved once.
+// repeated blocks — and, across edits, unchanged classes — are solved once. Entries that differ
+// only in tensors the body hands on to its own calls are derived from one search where the
+// callees' results differ by a constant (derive_by_shift).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <tuple>
+#include <unordered_set>
 
 #include "plan/search.h"
 #include "plan/plan.h"
@@ -177,9 +180,14 @@ struct Workspace {
   StatePool pools[2];
   StateTable table;
   State scratch;
+  // A call step's list of (state, callee entry specs, memo key), ext count specs per call.
+  std::vector<int> call_node;
+  std::vector<uint64_t> call_key;
+  std::vector<Spec> call_entries;
   size_t capacity_bytes() const {
     size_t b = layers.capacity() * sizeof(layers[0]) + spare.capacity() * sizeof(spare[0]) + pools[0].capacity_bytes() +
-               pools[1].capacity_bytes() + table.capacity_bytes() + scratch.capacity() * sizeof(StateEntry);
+               pools[1].capacity_bytes() + table.capacity_bytes() + scratch.capacity() * sizeof(StateEntry) +
+               call_node.capacity() * sizeof(int) + call_key.capacity() * sizeof(uint64_t) + call_entries.capacity() * sizeof(Spec);
     for (auto& v : spare) b += v.capacity() * sizeof(Node);
     return b;
   }
@@ -248,9 +256,148 @@ const AxisSolver::MemoEntry* AxisSolver::find_memo(uint64_t key) {
   return entry;
 }
 
+namespace {
+
+uint64_t entry_key(uint64_t unkeyed, const std::vector<Spec>& entry) {
+  uint64_t k = unkeyed;
+  for (auto& s : entry) k = mix64(k, s.code());
+  return k;
+}
+
+// The callee's memo key for a call in a body, before its entry specs are mixed in.
+uint64_t callee_unkeyed(const Prepared& prep, int callee, const Context& ctx, uint64_t ctx_hash) {
+  return mix64(mix64(mix64(prep.bodies[callee].signature, ctx_hash), 0x77), pins_key(prep, callee, ctx));
+}
+
+// Per ext position of a body: whether its tensor is only handed on to calls. The search then
+// never moves it or reads its spec except as a callee's entry spec (a call's step leaves it as it
+// is): not read by a leaf op or routed experts, not handed back, not stored (a parameter's layout
+// is chosen at its first use).
+std::vector<char> find_passed_through(const Prepared& prep, int b) {
+  const auto& flow = prep.model->dataflow;
+  const auto& body = prep.bodies[b];
+  std::vector<char> out(body.ext.size(), 0);
+  for (size_t i = 0; i < body.ext.size(); ++i) {
+    const int t = body.ext[i];
+    if (prep.stored[t] || body.last_use_of(t) < 0) continue;
+    if (std::find(body.outputs.begin(), body.outputs.end(), t) != body.outputs.end()) continue;
+    bool only_calls = true;
+    for (int item : body.items) {
+      const ir::Op& op = flow.ops[item];
+      if (op.kind == OpKind::Call) continue;
+      bool reads = std::find(op.inputs.begin(), op.inputs.end(), t) != op.inputs.end();
+      if (op.kind == OpKind::Experts && prep.body_of_op[item] >= 0) {
+        const auto& ext = prep.bodies[prep.body_of_op[item]].ext;
+        reads = reads || std::find(ext.begin(), ext.end(), t) != ext.end();
+      }
+      if (reads) {
+        only_calls = false;
+        break;
+      }
+    }
+    out[i] = only_calls;
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<char>& AxisSolver::passed_through(const Prepared& prep, int b) {
+  if (passed_.size() != prep.bodies.size()) passed_.assign(prep.bodies.size(), std::nullopt);
+  auto& known = passed_[static_cast<size_t>(b)];
+  if (!known) known = find_passed_through(prep, b);
+  return *known;
+}
+
+// A body's search from an entry that differs from another (its base: the same with every
+// passed-through tensor replicated) only in passed-through tensors runs exactly as the base's
+// does, step for step, if at every call that is handed one of them the callee's results for the
+// entry's specs are the base's (the same exits, in the same order) each dearer by one constant:
+// until such a call those tensors are only carried along, a call step leaves them be, and costs
+// that all differ by one constant compare as before (search_cost makes the sums exact). The
+// entry's result is then the base's with the constants added and the calls' memo keys renamed.
+// Checked here, at every such call for every callee entry the base's search used; nothing is
+// derived where any of it does not hold.
+std::optional<AxisSolver::MemoEntry> AxisSolver::derive_by_shift(const Prepared& prep, int b, const std::vector<Spec>& entry,
+                                                                 const Context& ctx, uint64_t unkeyed) {
+  const auto& body = prep.bodies[b];
+  const std::vector<char>& pass = passed_through(prep, b);
+  std::vector<Spec> base = entry;
+  bool differs = false;
+  for (size_t i = 0; i < base.size() && i < pass.size(); ++i)
+    if (pass[i] && !(base[i] == Spec::R())) {
+      base[i] = Spec::R();
+      differs = true;
+    }
+  if (!differs) return std::nullopt;
+  // A callee that keeps refusing (its results move by different amounts for different states: a
+  // prefill's cross-attention, say) is searched without trying: each try costs a base search.
+  auto& record = derivations_[unkeyed];
+  if (record.second > 2 * record.first + 4) return std::nullopt;
+  const MemoEntry& from = solve_body(prep, b, base, ctx, entry_key(unkeyed, base));  // a search: the base has no base
+  if (from.exits.empty()) return std::nullopt;
+  const uint64_t ctx_hash = ctx.hash();
+  double shift = 0;
+  std::vector<std::unordered_map<uint64_t, uint64_t>> renamed(from.uses.size());
+  for (size_t u = 0; u < from.uses.size(); ++u) {
+    const auto& use = from.uses[u];
+    const int nb = prep.body_of_op[body.items[static_cast<size_t>(use.pos)]];
+    const auto& nbody = prep.bodies[nb];
+    const uint64_t callee = callee_unkeyed(prep, nb, ctx, ctx_hash);
+    // Callee ext position -> this entry's spec, for the passed-through tensors it is handed.
+    std::vector<std::pair<size_t, Spec>> handed;
+    for (size_t j = 0; j < nbody.ext.size(); ++j)
+      for (size_t i = 0; i < body.ext.size() && i < entry.size(); ++i)
+        if (pass[i] && body.ext[i] == nbody.ext[j]) handed.push_back({j, entry[i]});
+    bool first = true;
+    double step_shift = 0;
+    for (const auto& callee_base : use.entries) {
+      std::vector<Spec> callee_entry = callee_base;
+      for (auto& [j, spec] : handed) callee_entry[j] = spec;
+      const uint64_t kb = entry_key(callee, callee_base), ke = entry_key(callee, callee_entry);
+      const MemoEntry& mb = solve_body(prep, nb, callee_base, ctx, kb, callee);
+      const MemoEntry& me = solve_body(prep, nb, callee_entry, ctx, ke, callee);
+      if (me.exits.size() != mb.exits.size()) {
+        ++refused_;
+        ++derivations_[unkeyed].second;
+        return std::nullopt;
+      }
+      for (size_t x = 0; x < me.exits.size(); ++x) {
+        const double d = me.exits[x].cost - mb.exits[x].cost;
+        if (me.exits[x].out != mb.exits[x].out || (!first && d != step_shift)) {
+          ++refused_;
+          ++derivations_[unkeyed].second;
+          return std::nullopt;
+        }
+        step_shift = d;
+        first = false;
+      }
+      renamed[u].emplace(kb, ke);
+    }
+    shift += step_shift;
+  }
+  MemoEntry out;
+  out.entry = entry;
+  out.exits = from.exits;
+  for (Exit& ex : out.exits) {
+    ex.cost += shift;
+    for (size_t u = 0; u < from.uses.size(); ++u) {
+      auto& [key, exit] = ex.nested[static_cast<size_t>(from.uses[u].pos)];
+      auto it = renamed[u].find(key);
+      if (exit < 0 || it == renamed[u].end()) return std::nullopt;  // not on record: search instead
+      key = it->second;
+    }
+  }
+  ++derived_;
+  ++derivations_[unkeyed].first;
+  return out;
+}
+
 const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b, const std::vector<Spec>& entry,
-                                                    const Context& ctx, uint64_t key) {
+                                                    const Context& ctx, uint64_t key, uint64_t unkeyed) {
   if (const MemoEntry* found = find_memo(key)) return *found;
+  if (unkeyed != 0 && derive_)
+    if (auto derived = derive_by_shift(prep, b, entry, ctx, unkeyed)) return memo_.emplace(key, std::move(*derived));
   // Only here, before any work on the body: what was solved so far is all in the memo.
   if (cancelled_ && cancelled_()) throw PlanCancelled();
   const auto& flow = prep.model->dataflow;
@@ -301,6 +448,19 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
   StateTable& table = ws.table;
   State& scratch = ws.scratch;  // the candidate state being built (reused: duplicates cost no allocation)
   std::vector<std::pair<int, double>> usable;  // per leaf op: (strategy, its collectives' cost)
+  MemoEntry entry_result;
+  // The tensors this body only hands on to calls, and whether a callee is handed one of them.
+  std::vector<int> passed;
+  {
+    const std::vector<char>& pass = passed_through(prep, b);
+    for (size_t i = 0; i < pass.size(); ++i)
+      if (pass[i]) passed.push_back(body.ext[i]);
+  }
+  auto hands_on_passed = [&](const Prepared::Body& callee) {
+    for (int t : passed)
+      if (std::find(callee.ext.begin(), callee.ext.end(), t) != callee.ext.end()) return true;
+    return false;
+  };
   auto output_pin = [&](const ir::Op& op) -> const Spec* {
     if (ctx.pinned_outputs.empty() || op.module < 0) return nullptr;
     auto it = ctx.pinned_outputs.find(op.module);
@@ -346,13 +506,13 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
           if (ctx.unpinned_replicated && !ctx.pinned_params.count(param) && !(to == Spec::R())) return false;
         }
         if (to.kind == kPartial) return false;
-        cost += storage_cost(prep, t, to, ctx);
+        cost += search_cost(storage_cost(prep, t, to, ctx));
         if (live_after(t, p)) put(ns, t, to);
         return true;
       }
       int kind;
       double bytes;
-      cost += transition_us(prep, t, from, to, ctx, &kind, &bytes);
+      cost += search_cost(transition_us(prep, t, from, to, ctx, &kind, &bytes));
       if (live_after(t, p)) put(ns, t, to);
       return true;
     };
@@ -362,16 +522,22 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
       const auto& nbody = prep.bodies[nb];
       if (op.kind == OpKind::Call) {
         // The callee's memo key without its entry specs: the same for every state.
-        const uint64_t callee_key = mix64(mix64(mix64(nbody.signature, ctx_hash), 0x77), pins_key(prep, nb, ctx));
+        const uint64_t callee_key = callee_unkeyed(prep, nb, ctx, ctx_hash);
         const size_t ext_count = nbody.ext.size();
         std::vector<std::vector<Spec>> storage_options(ext_count);  // per free ext tensor, made once per step
         std::vector<const Spec*> options(ext_count);
         std::vector<size_t> option_count(ext_count), digit(ext_count);
         const Spec replicated = Spec::R();
         std::vector<Spec> e(ext_count);
+        // Every (state, entry specs) the step runs the callee with, in order: listed, then merged.
+        auto& call_node = ws.call_node;
+        auto& call_key = ws.call_key;
+        auto& call_entries = ws.call_entries;  // ext_count per call
+        call_node.clear();
+        call_key.clear();
+        call_entries.clear();
         for (int ni = 0; ni < static_cast<int>(cur.size()); ++ni) {
-          const Node& node = cur[ni];
-          const StateView state = cur_pool.view(node);
+          const StateView state = cur_pool.view(cur[ni]);
           // Entry specs: from the state; free tensors enumerate their storage layouts, every
           // combination, the last tensor's fastest.
           bool any = true;
@@ -401,9 +567,29 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
               }
               digit[i] = 0;
             }
-            uint64_t k = callee_key;
-            for (auto& s : e) k = mix64(k, s.code());
-            const MemoEntry& me = solve_body(prep, nb, e, ctx, k);
+            call_node.push_back(ni);
+            call_key.push_back(entry_key(callee_key, e));
+            call_entries.insert(call_entries.end(), e.begin(), e.end());
+          }
+        }
+        if (hands_on_passed(nbody)) {
+          MemoEntry::CallUse use;
+          use.pos = p;
+          std::unordered_set<uint64_t> seen;
+          for (size_t c = 0; c < call_key.size(); ++c)
+            if (seen.insert(call_key[c]).second)
+              use.entries.emplace_back(call_entries.begin() + static_cast<long>(c * ext_count),
+                                       call_entries.begin() + static_cast<long>((c + 1) * ext_count));
+          entry_result.uses.push_back(std::move(use));
+        }
+        for (size_t c = 0; c < call_node.size(); ++c) {
+          const int ni = call_node[c];
+          const Node& node = cur[ni];
+          const StateView state = cur_pool.view(node);
+          const uint64_t k = call_key[c];
+          std::copy_n(call_entries.begin() + static_cast<long>(c * ext_count), ext_count, e.begin());
+          {
+            const MemoEntry& me = solve_body(prep, nb, e, ctx, k, callee_key);
             for (int x = 0; x < static_cast<int>(me.exits.size()); ++x) {
               const Exit& ex = me.exits[x];
               Node n;
@@ -414,7 +600,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
                 int t = nbody.ext[i];
                 if (!find(state, t) && prep.stored[t]) {
                   n.decision.free_specs.push_back(e[i]);
-                  n.cost += storage_cost(prep, t, e[i], ctx);
+                  n.cost += search_cost(storage_cost(prep, t, e[i], ctx));
                   if (live_after(t, p)) put(scratch, t, e[i]);
                 }
               }
@@ -423,7 +609,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
                 if (const Spec* pin = output_pin(op)) {
                   int kind;
                   double bytes;
-                  n.cost += transition_us(prep, op.outputs[o], s, *pin, ctx, &kind, &bytes);
+                  n.cost += search_cost(transition_us(prep, op.outputs[o], s, *pin, ctx, &kind, &bytes));
                   s = *pin;
                 }
                 if (live_after(op.outputs[o], p)) put(scratch, op.outputs[o], s);
@@ -464,7 +650,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
             if (!(ctx.filter.allowed & tag) || !(ctx.filter.experts_allowed & tag)) return;
             Node n;
             scratch.assign(state.begin(), state.end());
-            n.cost = node.cost + extra;
+            n.cost = node.cost + search_cost(extra);
             n.prev = ni;
             if (!move(state, op.inputs[0], xs, n.cost, scratch)) return;
             if (op.inputs.size() > 1 && !move(state, op.inputs[1], ps, n.cost, scratch)) return;
@@ -521,8 +707,8 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
           const Strat& st = strats[si];
           Node n;
           scratch.assign(state.begin(), state.end());
-          n.cost = node.cost + st.compute_us;
-          n.cost += extra_us;
+          n.cost = node.cost + search_cost(st.compute_us);
+          n.cost += search_cost(extra_us);
           bool ok = true;
           for (size_t i = 0; i < op.inputs.size() && ok; ++i) {
             // An input used twice by one op (x * x) takes the first requirement.
@@ -537,7 +723,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
             if (pin) {
               int kind;
               double bytes;
-              n.cost += transition_us(prep, op.outputs[o], s, *pin, ctx, &kind, &bytes);
+              n.cost += search_cost(transition_us(prep, op.outputs[o], s, *pin, ctx, &kind, &bytes));
               s = *pin;
             }
             if (live_after(op.outputs[o], p)) put(scratch, op.outputs[o], s);
@@ -600,7 +786,6 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
     std::swap(cur_pool, next_pool);
   }
 
-  MemoEntry entry_result;
   entry_result.entry = entry;
   if (layers.size() == body.items.size() + 1) {
     std::map<std::vector<uint32_t>, int> best;  // out specs -> exit index
@@ -616,7 +801,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
           // The model's outputs leave replicated (logits gathered for sampling).
           int kind;
           double bytes;
-          cost += transition_us(prep, t, spec, Spec::R(), ctx, &kind, &bytes);
+          cost += search_cost(transition_us(prep, t, spec, Spec::R(), ctx, &kind, &bytes));
           spec = Spec::R();
         }
         outs.push_back(spec);
@@ -809,6 +994,7 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
 }
 
 AxisSolution AxisSolver::solve(const Prepared& prep, const Context& ctx) {
+  passed_.clear();  // of the last preparation, which may have been recycled for this one
   AxisSolution sol;
   std::vector<Spec> entry(prep.bodies[0].ext.size(), Spec::R());
   uint64_t key = mix64(mix64(mix64(prep.bodies[0].signature, ctx.hash()), 0x55), pins_key(prep, 0, ctx));

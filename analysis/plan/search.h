@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -209,6 +210,17 @@ using ir::mix64;
 inline bool is_free(const ir::Dataflow& flow, int t) { return flow.tensors[t].parameter >= 0 || flow.tensors[t].buffer >= 0; }
 using ir::module_pattern;
 
+// Every term the search adds to a path's cost, in steps of 2^-10 µs (about 1 ns): sums of such
+// terms are exact in a double (below 2^43 µs), so a path costs exactly the same whatever order
+// its terms were added in, and two searches that differ by a constant differ by exactly it.
+// Differences under a nanosecond are ties.
+inline double search_cost(double us) {
+  // From 2^42 µs on, a double's step is 2^-10 µs or more: already on the grid. Below, adding and
+  // taking away 1.5 * 2^52 rounds to the nearest whole step (no libm call on the search's hot path).
+  if (!(std::abs(us) < 0x1p42)) return us;
+  return ((us * 0x1p10 + 0x1.8p52) - 0x1.8p52) * 0x1p-10;
+}
+
 // Strategies of a leaf op on an axis (never Call / Experts).
 std::vector<Strat> strategies(const Prepared& prep, int op, const Context& ctx);
 
@@ -245,6 +257,14 @@ class Generational {
     throw std::out_of_range("planner cache: missing entry");
   }
   size_t size() const { return entries_.size(); }
+  const V* peek(uint64_t key) const {  // no stamp
+    auto it = entries_.find(key);
+    return it == entries_.end() ? nullptr : &it->second.value;
+  }
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const auto& [key, slot] : entries_) f(key, slot.value);
+  }
   void clear() { entries_.clear(); }
   void new_generation() {
     if (entries_.size() > keep_entries_)
@@ -336,11 +356,13 @@ class AxisSolver {
   size_t memo_size() const { return memo_.size(); }
   void clear() {
     memo_.clear();
+    derivations_.clear();
     aggregates_.clear();
     strategies_.clear();
   }
   // Entries not used between this call and the next are dropped then (see Generational).
   void new_generation() {
+    if (derivations_.size() > 4096) derivations_.clear();  // a heuristic's record: bounded, not kept
     memo_.new_generation();
     aggregates_.new_generation();
     strategies_.new_generation();
@@ -360,11 +382,40 @@ class AxisSolver {
   struct MemoEntry {
     std::vector<Spec> entry;
     std::vector<Exit> exits;
+    // Per call step that is handed a tensor the body only passes on (passed_through): the
+    // callee's entries there, one per distinct state. Another entry's result is derived from
+    // these (derive_by_shift).
+    struct CallUse {
+      int pos = -1;
+      std::vector<std::vector<Spec>> entries;
+    };
+    std::vector<CallUse> uses;
   };
+  // Whether a body's result may be derived from another entry's (derive_by_shift; on unless a
+  // test compares it with searching every entry).
+  void set_derive(bool on) { derive_ = on; }
+  // Derivations that stood in for searches, and those tried that did not hold (for benchmarks).
+  size_t derived() const { return derived_; }
+  size_t derivations_refused() const { return refused_; }
+  // The memo, read only (for tests that compare two solvers' results entry by entry).
+  template <typename F>
+  void for_each_memo_entry(F&& f) const { memo_.for_each(f); }
+  const MemoEntry* memo_entry(uint64_t key) const { return memo_.peek(key); }
 
  private:
+  // `unkeyed`: the key before the entry specs were mixed in (0: never derive this body's result).
   const MemoEntry& solve_body(const Prepared& prep, int body, const std::vector<Spec>& entry, const Context& ctx,
-                              uint64_t key);
+                              uint64_t key, uint64_t unkeyed = 0);
+  std::optional<MemoEntry> derive_by_shift(const Prepared& prep, int body, const std::vector<Spec>& entry, const Context& ctx,
+                                           uint64_t unkeyed);
+  // Per body of the preparation being solved: whether each ext position is passed through (only
+  // handed on to calls; see search.cpp), found when first asked.
+  const std::vector<char>& passed_through(const Prepared& prep, int body);
+  std::vector<std::optional<std::vector<char>>> passed_;
+  bool derive_ = true;
+  size_t derived_ = 0, refused_ = 0;
+  // Per callee key without entry specs: (results derived, derivations refused).
+  std::unordered_map<uint64_t, std::pair<int, int>> derivations_;
   void expand(const Prepared& prep, int body, uint64_t key, int exit, AxisSolution& out);
   const Aggregate& aggregate(const Prepared& prep, int body, uint64_t key, int exit, const Context& ctx, uint64_t ctx_hash);
   const MemoEntry* find_memo(uint64_t key);  // promotes the entries it refers to with it

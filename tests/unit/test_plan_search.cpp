@@ -192,7 +192,7 @@ model = Block()
               for (int t : flow.outputs) {
                 int kind;
                 double bytes;
-                cost += plan::detail::transition_us(*prep, t, state[t], plan::detail::Spec::R(), ctx, &kind, &bytes);
+                cost += plan::detail::search_cost(plan::detail::transition_us(*prep, t, state[t], plan::detail::Spec::R(), ctx, &kind, &bytes));
               }
               best = std::min(best, cost);
               return;
@@ -201,9 +201,11 @@ model = Block()
             for (auto& st : strats[k]) {
               auto s2 = state;
               auto seen2 = seen;
-              double c2 = cost + st.compute_us;
+              // Each term as the search counts it (search_cost).
+              double c2 = cost + plan::detail::search_cost(st.compute_us);
               if (st.extra_count)
-                c2 += st.extra_count * (plan::ccl_time_us(*ctx.hw, plan::Ccl::AllReduce, ctx.n, ctx.topology, st.extra_bytes) + ctx.ccl_penalty_us);
+                c2 += plan::detail::search_cost(
+                    st.extra_count * (plan::ccl_time_us(*ctx.hw, plan::Ccl::AllReduce, ctx.n, ctx.topology, st.extra_bytes) + ctx.ccl_penalty_us));
               bool ok = true;
               for (size_t i = 0; i < op.inputs.size() && ok; ++i) {
                 int t = op.inputs[i];
@@ -216,7 +218,7 @@ model = Block()
                 } else {
                   int kind;
                   double bytes;
-                  c2 += plan::detail::transition_us(*prep, t, s2[t], st.in[i], ctx, &kind, &bytes);
+                  c2 += plan::detail::search_cost(plan::detail::transition_us(*prep, t, s2[t], st.in[i], ctx, &kind, &bytes));
                 }
                 s2[t] = st.in[i];
                 seen2[t] = 1;
@@ -838,4 +840,80 @@ model = Net()
           CHECK(copied.kv_cache_bytes == Approx(walked.kv_cache_bytes));
         }
     }
+}
+
+// A callee whose entries differ only in tensors it hands on to its own calls (an encoder's output
+// handed to every decoder block's cross-attention, rotary tables handed to its self-attention) is
+// searched once per base entry and the other entries' results derived by a constant shift
+// (AxisSolver::derive_by_shift). The derivation must be the search's own result, bit for bit:
+// the same cost, the same decisions for every op, the same collectives.
+TEST_CASE("Body results derived by shift are what searching every entry gives", "[plan][search]") {
+  using namespace plan::detail;
+  // The language-server benchmark's model: an encoder-decoder whose decoder blocks take the
+  // encoder's output and the rotary tables. Decode, as the editor plans it (a prefill search of
+  // this model takes 20 s without the memo of an earlier plan).
+  const std::string text = read_text(std::string(SHARDLENS_SOURCE_DIR) + "/bench/models/lsp_bench_model.py");
+  for (plan::Phase phase : {plan::Phase::Decode}) {
+    plan::PlanOptions o;
+    o.workload.phase = phase;
+    auto p = plan_script(text, o);
+    auto prep = prepare(p.model);
+    for (int n : {2, 8}) {
+      CAPTURE(static_cast<int>(phase), n);
+      Context ctx;
+      ctx.n = n;
+      ctx.hw = plan::find_hardware("wormhole");
+      ctx.workload = o.workload;
+      ctx.ccl_penalty_us = 10;
+      AxisSolver deriving, searching;
+      searching.set_derive(false);
+      AxisSolution a = deriving.solve(*prep, ctx), b = searching.solve(*prep, ctx);
+      REQUIRE(a.feasible);
+      REQUIRE(b.feasible);
+      CHECK(deriving.derived() > 0);  // the model has such callees: the derivation ran
+      CHECK(searching.derived() == 0);
+      CHECK(a.cost == b.cost);
+      CHECK(a.totals.collectives == b.totals.collectives);
+      CHECK(a.totals.bytes == b.totals.bytes);
+      CHECK(a.totals.ccl_us == b.totals.ccl_us);
+      CHECK(a.totals.compute_us == b.totals.compute_us);
+      deriving.expand_decisions(*prep, ctx, a);
+      searching.expand_decisions(*prep, ctx, b);
+      REQUIRE(a.decisions.size() == b.decisions.size());
+      size_t differing = 0;
+      for (size_t i = 0; i < a.decisions.size(); ++i) {
+        const Decision& x = a.decisions[i];
+        const Decision& y = b.decisions[i];
+        if (x.strategy != y.strategy || x.free_specs != y.free_specs || x.experts_mode != y.experts_mode ||
+            !(x.experts_tokens == y.experts_tokens))
+          ++differing;
+      }
+      CHECK(differing == 0);
+      const Evaluation ea = evaluate(*prep, ctx, a), eb = evaluate(*prep, ctx, b);
+      CHECK(ea.events.size() == eb.events.size());
+      CHECK(ea.ccl_us == eb.ccl_us);
+      // Entry by entry: every body result the deriving solver holds (derived or searched) that the
+      // searching one holds too is the same, exits, costs, decisions and callee results alike.
+      // (Most derived results lie off the chosen plan: the plan alone would not show a wrong one.)
+      size_t compared = 0, differ = 0;
+      deriving.for_each_memo_entry([&](uint64_t key, const AxisSolver::MemoEntry& x) {
+        const AxisSolver::MemoEntry* y = searching.memo_entry(key);
+        if (!y) return;  // a base entry searched only to derive from
+        ++compared;
+        bool same = x.entry == y->entry && x.exits.size() == y->exits.size();
+        for (size_t k = 0; same && k < x.exits.size(); ++k) {
+          const auto& ex = x.exits[k];
+          const auto& ey = y->exits[k];
+          same = ex.out == ey.out && ex.cost == ey.cost && ex.nested == ey.nested && ex.decisions.size() == ey.decisions.size();
+          for (size_t d = 0; same && d < ex.decisions.size(); ++d)
+            same = ex.decisions[d].strategy == ey.decisions[d].strategy && ex.decisions[d].free_specs == ey.decisions[d].free_specs &&
+                   ex.decisions[d].experts_mode == ey.decisions[d].experts_mode &&
+                   ex.decisions[d].experts_tokens == ey.decisions[d].experts_tokens;
+        }
+        if (!same) ++differ;
+      });
+      CHECK(compared >= deriving.derived());
+      CHECK(differ == 0);
+    }
+  }
 }
