@@ -300,6 +300,14 @@ std::vector<char> find_passed_through(const Prepared& prep, int b) {
   return out;
 }
 
+// An entry's base: the same with every passed-through tensor replicated (derive_by_shift).
+std::vector<Spec> base_entry(const std::vector<char>& passed, const std::vector<Spec>& entry) {
+  std::vector<Spec> base = entry;
+  for (size_t i = 0; i < base.size() && i < passed.size(); ++i)
+    if (passed[i]) base[i] = Spec::R();
+  return base;
+}
+
 }  // namespace
 
 const std::vector<char>& AxisSolver::passed_through(const Prepared& prep, int b) {
@@ -322,14 +330,8 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::derive_by_shift(const Prepared&
                                                                  const Context& ctx, uint64_t unkeyed) {
   const auto& body = prep.bodies[b];
   const std::vector<char>& pass = passed_through(prep, b);
-  std::vector<Spec> base = entry;
-  bool differs = false;
-  for (size_t i = 0; i < base.size() && i < pass.size(); ++i)
-    if (pass[i] && !(base[i] == Spec::R())) {
-      base[i] = Spec::R();
-      differs = true;
-    }
-  if (!differs) return std::nullopt;
+  const std::vector<Spec> base = base_entry(pass, entry);
+  if (base == entry) return std::nullopt;
   // A callee that keeps refusing (its results move by different amounts for different states: a
   // prefill's cross-attention, say) is searched without trying: each try costs a base search.
   auto& record = derivations_[unkeyed];
@@ -337,6 +339,11 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::derive_by_shift(const Prepared&
   const MemoEntry& from = solve_body(prep, b, base, ctx, entry_key(unkeyed, base));  // a search: the base has no base
   if (from.exits.empty()) return std::nullopt;
   const uint64_t ctx_hash = ctx.hash();
+  auto refuse = [&] {
+    ++refused_;
+    ++derivations_[unkeyed].second;
+    return std::nullopt;
+  };
   double shift = 0;
   std::vector<std::unordered_map<uint64_t, uint64_t>> renamed(from.uses.size());
   for (size_t u = 0; u < from.uses.size(); ++u) {
@@ -357,18 +364,10 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::derive_by_shift(const Prepared&
       const uint64_t kb = entry_key(callee, callee_base), ke = entry_key(callee, callee_entry);
       const MemoEntry& mb = solve_body(prep, nb, callee_base, ctx, kb, callee);
       const MemoEntry& me = solve_body(prep, nb, callee_entry, ctx, ke, callee);
-      if (me.exits.size() != mb.exits.size()) {
-        ++refused_;
-        ++derivations_[unkeyed].second;
-        return std::nullopt;
-      }
+      if (me.exits.size() != mb.exits.size()) return refuse();
       for (size_t x = 0; x < me.exits.size(); ++x) {
         const double d = me.exits[x].cost - mb.exits[x].cost;
-        if (me.exits[x].out != mb.exits[x].out || (!first && d != step_shift)) {
-          ++refused_;
-          ++derivations_[unkeyed].second;
-          return std::nullopt;
-        }
+        if (me.exits[x].out != mb.exits[x].out || (!first && d != step_shift)) return refuse();
         step_shift = d;
         first = false;
       }
@@ -449,12 +448,14 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
   State& scratch = ws.scratch;  // the candidate state being built (reused: duplicates cost no allocation)
   std::vector<std::pair<int, double>> usable;  // per leaf op: (strategy, its collectives' cost)
   MemoEntry entry_result;
-  // The tensors this body only hands on to calls, and whether a callee is handed one of them.
+  // The tensors this body only hands on to calls, and whether a callee is handed one of them:
+  // recorded for a base entry only (the others' records are never read).
   std::vector<int> passed;
   {
     const std::vector<char>& pass = passed_through(prep, b);
-    for (size_t i = 0; i < pass.size(); ++i)
-      if (pass[i]) passed.push_back(body.ext[i]);
+    if (base_entry(pass, entry) == entry)
+      for (size_t i = 0; i < pass.size(); ++i)
+        if (pass[i]) passed.push_back(body.ext[i]);
   }
   auto hands_on_passed = [&](const Prepared::Body& callee) {
     for (int t : passed)
@@ -632,8 +633,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
         std::vector<Spec> entry;
         for (size_t i = 0; i < nbody.ext.size(); ++i) entry.push_back(Spec::R());
         auto solve_with = [&](const Context& c) -> std::pair<uint64_t, const MemoEntry*> {
-          uint64_t k = mix64(mix64(mix64(nbody.signature, c.hash()), 0x99), pins_key(prep, nb, c));
-          for (auto& s : entry) k = mix64(k, s.code());
+          const uint64_t k = entry_key(mix64(mix64(mix64(nbody.signature, c.hash()), 0x99), pins_key(prep, nb, c)), entry);
           return {k, &solve_body(prep, nb, entry, c, k)};
         };
         auto [rkey, rmemo] = solve_with(rctx);

@@ -382,9 +382,9 @@ class AxisSolver {
   struct MemoEntry {
     std::vector<Spec> entry;
     std::vector<Exit> exits;
-    // Per call step that is handed a tensor the body only passes on (passed_through): the
-    // callee's entries there, one per distinct state. Another entry's result is derived from
-    // these (derive_by_shift).
+    // Of a base entry (every passed-through tensor replicated), per call step that is handed a
+    // tensor the body only passes on: the callee's entries there, one per distinct state. Other
+    // entries' results are derived from these (derive_by_shift).
     struct CallUse {
       int pos = -1;
       std::vector<std::vector<Spec>> entries;
