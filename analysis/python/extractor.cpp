@@ -452,6 +452,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   made.options = options;
   made.options.reuse_unchanged = false;  // asking for reuse is not a different extraction
   made.options.reuse_construction = false;
+  made.options.reuse_input_shapes = false;
   // The same statements: the same units, or (after an undo took the caller back to an earlier
   // extraction, whose units were re-lowered since) units of the same code. Once lowered, a unit's
   // text changes only outside its code (units() hands it the text of an edit to a comment or a
@@ -509,12 +510,19 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     auto t3 = Clock::now();
     ForwardTracer tracer(interp, result.model, c->walk);
     tracer.set_replay(options.replay_identical_calls);
+    if (options.reuse_input_shapes && last_inputs_options_ == made.options) tracer.guess_inputs(last_inputs_, last_trace_sizes_);
     interp.set_tracer(&tracer);
     tracer.trace(root, options.workload);
     interp.set_tracer(nullptr);
     result.stats.trace_ms = ms(t3);
     result.stats.calls_replayed = tracer.calls_replayed();
+    result.stats.input_shapes_reused = tracer.guess_held();
     traced_cleanly = !tracer.changed_prior_state() && !interp.budget_exhausted();
+    // Only a trace that changed nothing it did not make offers its inputs to the next one: a guess
+    // that fails is followed by the usual two passes, on objects the failed pass must not have changed.
+    last_inputs_ = traced_cleanly ? tracer.inputs_found() : std::vector<ForwardTracer::InputShape>{};
+    last_inputs_options_ = made.options;
+    last_trace_sizes_ = {result.model.dataflow.ops.size(), result.model.dataflow.tensors.size()};
   }
   // Report what could not be resolved while building the chosen model, and every syntax error.
   for (const auto& e : interp.events()) {

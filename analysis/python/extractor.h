@@ -34,6 +34,10 @@ struct ExtractOptions {
   // extraction's objects instead of running the script anew; off only to check that this changes
   // nothing.
   bool reuse_construction = true;
+  // Trace forward() on the inputs the last trace found, skipping the pass that infers them, when
+  // the trace confirms them (ForwardTracer::guess_inputs); off only to check that this changes
+  // nothing.
+  bool reuse_input_shapes = true;
   bool operator==(const ExtractOptions&) const = default;
 };
 
@@ -50,6 +54,7 @@ struct ExtractStats {
   double script_run_ms() const { return execute_ms + ir_ms; }  // the script's run and its module tree
   size_t calls_replayed = 0;  // module calls replayed from an identical earlier one while tracing
   bool construction_reused = false;  // the script did not run again (ExtractOptions::reuse_construction)
+  bool input_shapes_reused = false;  // the last trace's inputs held: one pass (ExtractOptions::reuse_input_shapes)
 };
 
 struct ExtractResult {
@@ -104,6 +109,10 @@ class ModelExtractor {
   // next extraction while forward() left it as it was (see ExtractOptions::reuse_construction).
   struct Construction;
   std::unique_ptr<Construction> construction_;
+  // What the last clean trace found its inputs to be, and with which options.
+  std::vector<ForwardTracer::InputShape> last_inputs_;
+  ExtractOptions last_inputs_options_;
+  ForwardTracer::TraceSizes last_trace_sizes_;
   bool adopt_edited_methods(const std::vector<std::shared_ptr<Unit>>& units, const ExtractOptions& options);
   void construct(Construction& c, const std::vector<std::shared_ptr<Unit>>& units, const ExtractOptions& options, ExtractResult& result);
   // Statements lowered by the parse threads during construction (declared before document_,

@@ -31,6 +31,29 @@ class ForwardTracer {
   // Runs root.forward on inputs whose shapes are inferred from their first use; fills model.dataflow.
   void trace(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload);
 
+  // What a forward input was taken to be: its shape and dtype, and the use that told it.
+  struct InputShape {
+    std::string name;
+    std::vector<int64_t> shape;
+    std::string dtype;
+    std::string told_by;
+    bool operator==(const InputShape&) const = default;
+  };
+  // Inferring the inputs costs a pass of its own (pass 1 runs forward() up to each input's first
+  // informative use: an encoder-decoder's whole encoder). Given what an earlier trace found, trace()
+  // runs pass 2 on those inputs straight away and keeps it when its own ops tell the same inputs
+  // again; else it runs both passes as usual.
+  struct TraceSizes {
+    size_t ops = 0, tensors = 0;
+  };
+  void guess_inputs(std::vector<InputShape> guess, TraceSizes earlier) {
+    guess_ = std::move(guess);
+    guess_sizes_ = earlier;
+  }
+  // After trace(): every input, when all were told (empty otherwise), and whether the guess held.
+  const std::vector<InputShape>& inputs_found() const { return found_; }
+  bool guess_held() const { return guess_held_; }
+
   // Interpreter hooks while tracing.
   Value native(Interpreter& in, const NativeObj& fn, CallArgs& args, const ir::Span& site);
   Value module_call(Interpreter& in, const Value& callee, CallArgs& args, const ir::Span& site);
@@ -117,6 +140,7 @@ class ForwardTracer {
   std::string infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const;
   std::string input_told_by(const ir::Op& op, std::vector<char>& reached, std::vector<int64_t>& shape, std::string& dtype) const;
   void probe_inputs();
+  bool trace_with_guess(const std::shared_ptr<InstanceObj>& root, std::vector<Placeholder>& inputs);
   void run(const std::shared_ptr<InstanceObj>& root, std::vector<Placeholder>& inputs);
 
   Interpreter& interp_;
@@ -147,6 +171,9 @@ class ForwardTracer {
   std::vector<std::vector<char>> probe_reached_;
   std::vector<bool> probe_decided_;
   size_t probe_next_op_ = 0;
+  std::vector<InputShape> guess_, found_;
+  TraceSizes guess_sizes_;
+  bool guess_held_ = false;
 };
 
 }  // namespace shardlens::python
