@@ -64,7 +64,7 @@ std::shared_ptr<TensorObj> keep_tensor(const TensorObj* t) { return std::static_
 // What an instance's attribute resolves to before the class is consulted: its __dict__, then
 // nn.Module's registries (as Interpreter::instance_attribute looks them up while tracing).
 bool peek(const InstanceObj& inst, const std::string& name, Value& out) {
-  if (const Value* v = inst.dict->find(Value::str(name))) {
+  if (const Value* v = inst.dict->find_str(name)) {
     out = *v;
     return true;
   }
@@ -510,12 +510,19 @@ bool ForwardTracer::replay(const MemoEntry& entry, const Subtree& sub, const std
     const Object* o = r.target >= 0 ? sub.at(r.target) : r.absolute.get();
     return o && o->kind == ObjKind::Instance ? static_cast<const InstanceObj*>(o) : nullptr;
   };
+  // What each read finds, kept for the calls around this one (see the end).
+  std::vector<Read> found;
+  const bool outer_reads = frames_.size() >= 2;  // log_read keeps reads only inside an outer call
+  if (outer_reads) found.reserve(entry.reads.size());
   for (auto& r : entry.reads) {
     const InstanceObj* target = target_of(r);
     if (!target) return false;
     Value v;
-    uint64_t h = peek(*target, r.name, v) ? sub.read_hash(v) : kAbsent;
+    bool present = peek(*target, r.name, v);
+    uint64_t h = present ? sub.read_hash(v) : kAbsent;
     if (h != r.hash) return false;
+    if (outer_reads && target->serial < frames_.back().first_serial)
+      found.push_back({target, r.name, present ? value_hash(v) : kAbsent, v.kind == Value::Kind::Obj ? v.obj.get() : nullptr});
   }
   // Outside tensors, and that each is seen (or not yet) as it was by the first run, so that new
   // tensor ids come in the order an execution would give them.
@@ -550,6 +557,13 @@ bool ForwardTracer::replay(const MemoEntry& entry, const Subtree& sub, const std
     if (r >= 0) return created[static_cast<size_t>(r)];
     return version_.at(outside[static_cast<size_t>(-r - 1)]);
   };
+  // Each subtree module's index, looked up once rather than per op.
+  const int caller = module_stack_.empty() ? 0 : module_stack_.back();
+  std::vector<int> module_of_code(sub.modules.size());
+  for (size_t c = 0; c < sub.modules.size(); ++c) {
+    auto it = module_index_.find(sub.modules[c]);
+    module_of_code[c] = it == module_index_.end() ? caller : it->second;
+  }
   const int first_op = static_cast<int>(flow_->ops.size());
   for (size_t i = 0; i < entry.ops.size(); ++i) {
     ir::Op op = entry.ops[i];
@@ -558,12 +572,7 @@ bool ForwardTracer::replay(const MemoEntry& entry, const Subtree& sub, const std
     if (op.kind == ir::OpKind::Experts && !op.dims.empty()) op.dims[0] = id_for(op.dims[0]);
     if (op.end >= 0) op.end += first_op;
     int code = entry.op_module[i];
-    if (code >= 0) {
-      auto it = module_index_.find(sub.modules[static_cast<size_t>(code)]);
-      op.module = it == module_index_.end() ? (module_stack_.empty() ? 0 : module_stack_.back()) : it->second;
-    } else {
-      op.module = -code - 2;
-    }
+    op.module = code >= 0 ? module_of_code[static_cast<size_t>(code)] : -code - 2;
     flow_->ops.push_back(std::move(op));
   }
   for (auto& note : entry.notes) {
@@ -610,9 +619,8 @@ bool ForwardTracer::replay(const MemoEntry& entry, const Subtree& sub, const std
     return Value::none();
   };
   result = build(entry.result);
-  // The calls around this one depend on what it read, as if it had run.
-  for (auto& r : entry.reads)
-    if (const InstanceObj* target = target_of(r)) log_read(*target, r.name);
+  // The calls around this one depend on what it read, as if it had run (log_read's rule).
+  for (auto& r : found) reads_.push_back(std::move(r));
   return true;
 }
 

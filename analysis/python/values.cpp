@@ -19,6 +19,15 @@ const Value* DictObj::find(const Value& key) const {
   return it == index.end() ? nullptr : &entries[it->second].second;
 }
 
+const Value* DictObj::find_str(std::string_view name) const {
+  // key_of(Value::str(name)), built in a buffer that is reused.
+  thread_local std::string key;
+  key.assign(1, 's');
+  key.append(name);
+  auto it = index.find(key);
+  return it == index.end() ? nullptr : &entries[it->second].second;
+}
+
 void DictObj::set(const Value& key, Value value) {
   std::string k = key_of(key);
   auto it = index.find(k);

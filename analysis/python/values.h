@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -108,6 +109,8 @@ struct DictObj : Object {
   bool ordered = false;  // made by collections.OrderedDict (torch treats it differently from dict)
   std::shared_ptr<Value> default_factory;  // collections.defaultdict / Counter: called for a missing key
   const Value* find(const Value& key) const;
+  // find(Value::str(name)) without making the key: attribute lookups are most of the interpreter's.
+  const Value* find_str(std::string_view name) const;
   void set(const Value& key, Value value);
   bool erase(const Value& key);
 };
@@ -228,9 +231,7 @@ struct InstanceObj : Object {
   std::shared_ptr<DictObj> dict_items;  // storage of instances of dict subclasses
   std::unique_ptr<ModuleData> module;   // set for nn.Module instances
   uint64_t id = 0;
-  Value* find_attribute(const std::string& name) {
-    return const_cast<Value*>(dict->find(Value::str(name)));
-  }
+  Value* find_attribute(const std::string& name) { return const_cast<Value*>(dict->find_str(name)); }
   void set_attribute(const std::string& name, Value v) { dict->set(Value::str(name), std::move(v)); }
   void erase_attribute(const std::string& name) { dict->erase(Value::str(name)); }
 };
