@@ -566,14 +566,13 @@ bool ForwardTracer::replay(const MemoEntry& entry, const Subtree& sub, const std
   }
   const int first_op = static_cast<int>(flow_->ops.size());
   for (size_t i = 0; i < entry.ops.size(); ++i) {
-    ir::Op op = entry.ops[i];
+    ir::Op& op = flow_->ops.emplace_back(entry.ops[i]);  // copied in place, then renamed
     for (int& t : op.inputs) t = id_for(t);
     for (int& t : op.outputs) t = id_for(t);
     if (op.kind == ir::OpKind::Experts && !op.dims.empty()) op.dims[0] = id_for(op.dims[0]);
     if (op.end >= 0) op.end += first_op;
     int code = entry.op_module[i];
     op.module = code >= 0 ? module_of_code[static_cast<size_t>(code)] : -code - 2;
-    flow_->ops.push_back(std::move(op));
   }
   for (auto& note : entry.notes) {
     std::string text = note.text;

@@ -1347,8 +1347,9 @@ Value Interpreter::module_get(InstanceObj& m, const std::string& name, bool& fou
 
 Value Interpreter::instance_attribute(const Value& object, const std::string& name, const ir::Span& site) {
   auto* inst = static_cast<InstanceObj*>(object.obj.get());
-  if (name == "__class__") return Value::object(inst->cls);
-  if (name == "__dict__") {
+  const bool dunder = name.size() > 4 && name[0] == '_' && name[1] == '_';
+  if (dunder && name == "__class__") return Value::object(inst->cls);
+  if (dunder && name == "__dict__") {
     if (tracer_) tracer_->untracked_state();  // reads and writes through it are not seen one by one
     return Value::object(inst->dict);
   }

@@ -15,7 +15,26 @@ namespace shardlens::python {
 namespace {
 
 using Args = CallArgs;
-using Bound = std::map<std::string, Value>;
+// A native's arguments bound to its parameter names: a handful, so a flat list (a std::map made
+// nn.Linear's construction a sixth of a re-extraction).
+class Bound {
+ public:
+  Bound() { items_.reserve(8); }
+  Value& operator[](std::string_view name) {
+    for (auto& [key, value] : items_)
+      if (key == name) return value;
+    return items_.emplace_back(std::string(name), Value()).second;
+  }
+  const Value* find(std::string_view name) const {
+    for (auto& [key, value] : items_)
+      if (key == name) return &value;
+    return nullptr;
+  }
+  size_t count(std::string_view name) const { return find(name) ? 1 : 0; }
+
+ private:
+  std::vector<std::pair<std::string, Value>> items_;
+};
 struct P {
   const char* name;
   std::optional<Value> fallback;  // nullopt: required
@@ -193,8 +212,7 @@ void register_buffer(const Value& self, const std::string& name, std::shared_ptr
 void set_attrs(const Value& self, const Bound& b, std::initializer_list<const char*> names) {
   if (auto* m = instance(self))
     for (const char* n : names) {
-      auto it = b.find(n);
-      if (it != b.end()) m->set_attribute(n, it->second);
+      if (const Value* v = b.find(n)) m->set_attribute(n, *v);
     }
 }
 
@@ -1764,7 +1782,8 @@ void install_torch(Interpreter& in) {
   auto linear = layer("Linear", [=](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     Value self = self_of(a);
     Bound b;
-    if (!bind_args(in, "Linear", {{"in_features", std::nullopt}, {"out_features", std::nullopt}, {"bias", T}, {"device", none}, {"dtype", none}}, a, b, site)) return Value::none();
+    static const std::vector<P> kParams = {{"in_features", std::nullopt}, {"out_features", std::nullopt}, {"bias", T}, {"device", none}, {"dtype", none}};
+    if (!bind_args(in, "Linear", kParams, a, b, site)) return Value::none();
     std::string dt = dtype_name(b["dtype"]);
     set_attrs(self, b, {"in_features", "out_features"});
     register_param(in, self, "weight", new_param(in, {b["out_features"], b["in_features"]}, instance(self)->module->span, dt, "weight"), site);

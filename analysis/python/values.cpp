@@ -14,37 +14,84 @@ std::atomic<uint64_t> object_serials{1};
 uint64_t Object::next_serial() { return object_serials.fetch_add(1, std::memory_order_relaxed); }
 uint64_t Object::serials_issued() { return object_serials.load(std::memory_order_relaxed); }
 
-const Value* DictObj::find(const Value& key) const {
+namespace {
+// Whether two keys are one dict key (key_of(a) == key_of(b)), without making the strings where
+// the kinds tell: most keys are attribute names.
+bool same_key(const Value& a, const Value& b) {
+  if (a.kind == Value::Kind::Str || b.kind == Value::Kind::Str) return a.kind == b.kind && a.s == b.s;
+  if (a.kind == Value::Kind::Int && b.kind == Value::Kind::Int) return a.i == b.i;
+  return key_of(a) == key_of(b);
+}
+}  // namespace
+
+// Small dicts (an instance's few attributes, a native's keywords) are searched in order and get an
+// index only once they grow past kUnindexed entries: building one cost more than the searches.
+size_t DictObj::position(const Value& key) const {
+  if (index.empty()) {
+    for (size_t i = 0; i < entries.size(); ++i)
+      if (same_key(entries[i].first, key)) return i;
+    return npos;
+  }
   auto it = index.find(key_of(key));
-  return it == index.end() ? nullptr : &entries[it->second].second;
+  return it == index.end() ? npos : it->second;
 }
 
-const Value* DictObj::find_str(std::string_view name) const {
+size_t DictObj::position_of_str(std::string_view name) const {
+  if (index.empty()) {
+    for (size_t i = 0; i < entries.size(); ++i)
+      if (entries[i].first.kind == Value::Kind::Str && entries[i].first.s == name) return i;
+    return npos;
+  }
   // key_of(Value::str(name)), built in a buffer that is reused.
   thread_local std::string key;
   key.assign(1, 's');
   key.append(name);
   auto it = index.find(key);
-  return it == index.end() ? nullptr : &entries[it->second].second;
+  return it == index.end() ? npos : it->second;
+}
+
+void DictObj::append(Value key, Value value) {
+  entries.emplace_back(std::move(key), std::move(value));
+  if (!index.empty()) {
+    index.emplace(key_of(entries.back().first), entries.size() - 1);
+  } else if (entries.size() > kUnindexed) {
+    for (size_t i = 0; i < entries.size(); ++i) index.emplace(key_of(entries[i].first), i);
+  }
+}
+
+const Value* DictObj::find(const Value& key) const {
+  size_t i = position(key);
+  return i == npos ? nullptr : &entries[i].second;
+}
+
+const Value* DictObj::find_str(std::string_view name) const {
+  size_t i = position_of_str(name);
+  return i == npos ? nullptr : &entries[i].second;
+}
+
+void DictObj::set_str(std::string_view name, Value value) {
+  if (size_t i = position_of_str(name); i != npos) {
+    entries[i].second = std::move(value);
+    return;
+  }
+  append(Value::str(std::string(name)), std::move(value));
 }
 
 void DictObj::set(const Value& key, Value value) {
-  std::string k = key_of(key);
-  auto it = index.find(k);
-  if (it != index.end()) {
-    entries[it->second].second = std::move(value);
+  if (size_t i = position(key); i != npos) {
+    entries[i].second = std::move(value);
     return;
   }
-  index.emplace(std::move(k), entries.size());
-  entries.emplace_back(key, std::move(value));
+  append(key, std::move(value));
 }
 
 bool DictObj::erase(const Value& key) {
-  auto it = index.find(key_of(key));
-  if (it == index.end()) return false;
-  entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(it->second));
+  size_t i = position(key);
+  if (i == npos) return false;
+  entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
   index.clear();
-  for (size_t i = 0; i < entries.size(); ++i) index.emplace(key_of(entries[i].first), i);
+  if (entries.size() > kUnindexed)
+    for (size_t k = 0; k < entries.size(); ++k) index.emplace(key_of(entries[k].first), k);
   return true;
 }
 

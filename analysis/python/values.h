@@ -105,14 +105,23 @@ struct DictObj : Object {
   static constexpr ObjKind kKind = ObjKind::Dict;
   explicit DictObj(bool set = false) : Object(set ? ObjKind::Set : ObjKind::Dict) {}
   std::vector<std::pair<Value, Value>> entries;
-  std::unordered_map<std::string, size_t> index;
+  std::unordered_map<std::string, size_t> index;  // empty while entries.size() <= kUnindexed
   bool ordered = false;  // made by collections.OrderedDict (torch treats it differently from dict)
   std::shared_ptr<Value> default_factory;  // collections.defaultdict / Counter: called for a missing key
   const Value* find(const Value& key) const;
   // find(Value::str(name)) without making the key: attribute lookups are most of the interpreter's.
   const Value* find_str(std::string_view name) const;
   void set(const Value& key, Value value);
+  void set_str(std::string_view name, Value value);  // set(Value::str(name), value)
   bool erase(const Value& key);
+  // `index` (key_of -> position) exists only above this many entries (values.cpp).
+  static constexpr size_t kUnindexed = 8;
+
+ private:
+  static constexpr size_t npos = static_cast<size_t>(-1);
+  size_t position(const Value& key) const;
+  size_t position_of_str(std::string_view name) const;
+  void append(Value key, Value value);
 };
 
 struct RangeObj : Object {
@@ -232,7 +241,7 @@ struct InstanceObj : Object {
   std::unique_ptr<ModuleData> module;   // set for nn.Module instances
   uint64_t id = 0;
   Value* find_attribute(const std::string& name) { return const_cast<Value*>(dict->find_str(name)); }
-  void set_attribute(const std::string& name, Value v) { dict->set(Value::str(name), std::move(v)); }
+  void set_attribute(const std::string& name, Value v) { dict->set_str(name, std::move(v)); }
   void erase_attribute(const std::string& name) { dict->erase(Value::str(name)); }
 };
 
