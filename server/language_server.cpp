@@ -775,7 +775,8 @@ class Server {
       log(1, "analysed " + uri + " v" + std::to_string(analysis->version) + " in " + std::to_string(analysis->analysis_ms) + " ms (" +
                  analysis->path_taken + "; extract " + std::to_string(analysis->extract_ms) + " [script " +
                  std::to_string(analysis->extract_stats.script_run_ms()) + ", trace " +
-                 std::to_string(analysis->extract_stats.trace_ms) + "], plan " + std::to_string(analysis->plan_ms) + ")");
+                 std::to_string(analysis->extract_stats.trace_ms) +
+                 (analysis->extract_stats.input_shapes_reused ? " in 1 pass" : "") + "], plan " + std::to_string(analysis->plan_ms) + ")");
       json params = {{"uri", uri}, {"diagnostics", diagnostics_json(*analysis, encoding_)}};
       params["version"] = analysis->version;
       notify("textDocument/publishDiagnostics", params);
