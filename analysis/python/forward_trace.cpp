@@ -12,14 +12,12 @@
 
 namespace shardlens::python {
 namespace {
+
 std::string describe_input(const ForwardTracer::InputShape& input) {
   std::string s;
   for (auto d : input.shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
   return input.name + ": [" + s + "] " + input.dtype + " (" + input.told_by + ")";
 }
-}  // namespace
-
-namespace {
 
 using ir::OpKind;
 
@@ -1466,8 +1464,10 @@ void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceW
 }
 
 // Pass 2 alone, on the guessed inputs. It stands when infer_input, reading this pass's own ops,
-// tells every input exactly as guessed: pass 1 reads the same first informative use (the ops
-// before it, and the weights it reads, do not depend on the input's shape) and would find the same.
+// tells every input exactly as guessed. Pass 1, blind to the inputs' shapes, reaches the same first
+// informative use and reads the same weights there, unless forward() branches on an input's shape
+// before that use; the sweep in tests/unit/test_input_guess.cpp checks every model script against
+// the two passes.
 bool ForwardTracer::trace_with_guess(const std::shared_ptr<InstanceObj>& root, std::vector<Placeholder>& inputs) {
   if (guess_.empty() || guess_.size() != inputs.size()) return false;
   for (size_t k = 0; k < inputs.size(); ++k)

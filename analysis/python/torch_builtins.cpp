@@ -15,8 +15,8 @@ namespace shardlens::python {
 namespace {
 
 using Args = CallArgs;
-// A native's arguments bound to its parameter names: a handful, so a flat list (a std::map made
-// nn.Linear's construction a sixth of a re-extraction).
+// A native's arguments bound to its parameter names: a handful, so a flat list (nn.Linear's
+// construction was a sixth of a re-extraction's instructions, much of it in a std::map here).
 class Bound {
  public:
   Bound() { items_.reserve(8); }

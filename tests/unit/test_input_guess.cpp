@@ -64,7 +64,7 @@ TEST_CASE("a trace on the last trace's inputs gives what the two passes give, on
     if (!first.model.dataflow.traced) CHECK_FALSE(kept.stats.input_shapes_reused);
   }
   CHECK(scripts >= 100 / test::kScriptStride);
-  CHECK(held >= 20 / test::kScriptStride);
+  CHECK(held >= 12 / test::kScriptStride);  // 22 of the release sweep's scripts
 }
 
 TEST_CASE("a guess the new trace does not confirm gives way to the two passes") {
