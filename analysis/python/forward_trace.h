@@ -96,6 +96,9 @@ class ForwardTracer {
     uint64_t hash = 0;                      // of the value found (identity for objects)
     const Object* value_object = nullptr;   // the value, when it is an object
   };
+  // Whether the calls in progress depend on a read of `instance` (see log_read).
+  bool keeps_read(const InstanceObj& instance) const;
+  static Read read_of(const InstanceObj& instance, const std::string& name, bool present, const Value& value);
   uint64_t call_key(const InstanceObj& inst, int index, const CallArgs& args, std::vector<const TensorObj*>& arg_tensors,
                     bool& usable) const;
   void log_read(const InstanceObj& instance, const std::string& name);

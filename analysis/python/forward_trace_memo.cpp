@@ -243,21 +243,26 @@ void ForwardTracer::closure_read(uint64_t scope_serial) {
   for (auto it = frames_.rbegin(); it != frames_.rend() && scope_serial < it->first_serial; ++it) it->pure = false;
 }
 
-void ForwardTracer::log_read(const InstanceObj& instance, const std::string& name) {
+bool ForwardTracer::keeps_read(const InstanceObj& instance) const {
   // Only calls inside the root's forward can be replayed; what an object made inside the innermost
   // call holds is decided by that call.
-  if (frames_.size() < 2 || instance.serial >= frames_.back().first_serial) return;
+  return frames_.size() >= 2 && instance.serial < frames_.back().first_serial;
+}
+
+ForwardTracer::Read ForwardTracer::read_of(const InstanceObj& instance, const std::string& name, bool present, const Value& value) {
   Read r;
   r.target = &instance;
   r.name = name;
+  r.hash = present ? value_hash(value) : kAbsent;
+  if (present && value.kind == Value::Kind::Obj) r.value_object = value.obj.get();
+  return r;
+}
+
+void ForwardTracer::log_read(const InstanceObj& instance, const std::string& name) {
+  if (!keeps_read(instance)) return;
   Value v;
-  if (peek(instance, name, v)) {
-    r.hash = value_hash(v);
-    if (v.kind == Value::Kind::Obj) r.value_object = v.obj.get();
-  } else {
-    r.hash = kAbsent;
-  }
-  reads_.push_back(std::move(r));
+  bool present = peek(instance, name, v);
+  reads_.push_back(read_of(instance, name, present, v));
 }
 
 void ForwardTracer::native_called(const NativeObj& fn, const CallArgs& args) {
@@ -512,8 +517,6 @@ bool ForwardTracer::replay(const MemoEntry& entry, const Subtree& sub, const std
   };
   // What each read finds, kept for the calls around this one (see the end).
   std::vector<Read> found;
-  const bool outer_reads = frames_.size() >= 2;  // log_read keeps reads only inside an outer call
-  if (outer_reads) found.reserve(entry.reads.size());
   for (auto& r : entry.reads) {
     const InstanceObj* target = target_of(r);
     if (!target) return false;
@@ -521,8 +524,7 @@ bool ForwardTracer::replay(const MemoEntry& entry, const Subtree& sub, const std
     bool present = peek(*target, r.name, v);
     uint64_t h = present ? sub.read_hash(v) : kAbsent;
     if (h != r.hash) return false;
-    if (outer_reads && target->serial < frames_.back().first_serial)
-      found.push_back({target, r.name, present ? value_hash(v) : kAbsent, v.kind == Value::Kind::Obj ? v.obj.get() : nullptr});
+    if (keeps_read(*target)) found.push_back(read_of(*target, r.name, present, v));
   }
   // Outside tensors, and that each is seen (or not yet) as it was by the first run, so that new
   // tensor ids come in the order an execution would give them.
@@ -618,7 +620,7 @@ bool ForwardTracer::replay(const MemoEntry& entry, const Subtree& sub, const std
     return Value::none();
   };
   result = build(entry.result);
-  // The calls around this one depend on what it read, as if it had run (log_read's rule).
+  // The calls around this one depend on what it read, as if it had run.
   for (auto& r : found) reads_.push_back(std::move(r));
   return true;
 }

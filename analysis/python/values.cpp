@@ -50,13 +50,16 @@ size_t DictObj::position_of_str(std::string_view name) const {
   return it == index.end() ? npos : it->second;
 }
 
+void DictObj::reindex() {
+  index.clear();
+  if (entries.size() > kUnindexed)
+    for (size_t i = 0; i < entries.size(); ++i) index.emplace(key_of(entries[i].first), i);
+}
+
 void DictObj::append(Value key, Value value) {
   entries.emplace_back(std::move(key), std::move(value));
-  if (!index.empty()) {
-    index.emplace(key_of(entries.back().first), entries.size() - 1);
-  } else if (entries.size() > kUnindexed) {
-    for (size_t i = 0; i < entries.size(); ++i) index.emplace(key_of(entries[i].first), i);
-  }
+  if (!index.empty()) index.emplace(key_of(entries.back().first), entries.size() - 1);
+  else if (entries.size() > kUnindexed) reindex();
 }
 
 const Value* DictObj::find(const Value& key) const {
@@ -89,9 +92,7 @@ bool DictObj::erase(const Value& key) {
   size_t i = position(key);
   if (i == npos) return false;
   entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
-  index.clear();
-  if (entries.size() > kUnindexed)
-    for (size_t k = 0; k < entries.size(); ++k) index.emplace(key_of(entries[k].first), k);
+  reindex();
   return true;
 }
 

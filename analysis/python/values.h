@@ -122,6 +122,7 @@ struct DictObj : Object {
   size_t position(const Value& key) const;
   size_t position_of_str(std::string_view name) const;
   void append(Value key, Value value);
+  void reindex();  // index from entries, if there are more than kUnindexed
 };
 
 struct RangeObj : Object {

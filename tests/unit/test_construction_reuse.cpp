@@ -7,15 +7,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "ir/ir_json.h"
 #include "python/extractor.h"
 #include "test_helpers.h"
 
 using namespace shardlens;
 
 namespace {
-
-std::string everything(const ir::ModelIR& m) { return ir::to_json(m).dump(1) + "\n" + test::dump(m.dataflow); }
 
 python::ExtractOptions traced(bool reuse) {
   python::ExtractOptions o;
@@ -26,7 +23,7 @@ python::ExtractOptions traced(bool reuse) {
 
 std::string fresh(const std::string& text) {
   python::ModelExtractor e(text, "model.py");
-  return everything(e.extract(traced(false)).model);
+  return test::dump(e.extract(traced(false)).model);
 }
 
 // A one-line edit in a forward(): at (row, byte column), `remove` bytes replaced by `text`.
@@ -99,11 +96,11 @@ void check_edit(python::ModelExtractor& incremental, const std::string& text, co
   incremental.apply_edit({{edit.row, edit.column}, {edit.row, edit.column + edit.remove}, edit.text});
   REQUIRE(incremental.document().text() == edited);
   auto after = incremental.extract(traced(true));
-  CHECK(everything(after.model) == fresh(edited));
+  CHECK(test::dump(after.model) == fresh(edited));
   incremental.apply_edit({{edit.row, edit.column}, {edit.row, edit.column + static_cast<uint32_t>(edit.text.size())}, removed});
   REQUIRE(incremental.document().text() == text);
   auto back = incremental.extract(traced(true));
-  CHECK(everything(back.model) == original);
+  CHECK(test::dump(back.model) == original);
   totals.edits += 2;
   totals.reused += after.stats.construction_reused + back.stats.construction_reused;
 }
@@ -127,7 +124,7 @@ TEST_CASE("construction reuse: every script edited in its forward() extracts as 
     python::ModelExtractor incremental(text, "model.py");
     auto first = incremental.extract(traced(true));  // a fresh extraction: what reverts must give back
     if (!first.ok) continue;
-    const std::string original = everything(first.model);
+    const std::string original = test::dump(first.model);
     for (uint32_t row : rows) {
       uint32_t column = static_cast<uint32_t>(indent_of(lines[row]));
       std::string where = path.filename().string() + ":" + std::to_string(row + 1);
@@ -157,7 +154,7 @@ bool reused_after(const std::string& text, const std::string& from, const std::s
   std::string edited = incremental.document().text();
   REQUIRE(edited != text);
   auto after = incremental.extract(traced(true));
-  CHECK(everything(after.model) == fresh(edited));
+  CHECK(test::dump(after.model) == fresh(edited));
   return after.stats.construction_reused;
 }
 

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "ir/ir_json.h"
 #include "ir/model_ir.h"
 #include "python/source_document.h"
 
@@ -106,5 +107,8 @@ inline std::string dump(const ir::Dataflow& f) {
   for (auto& n : f.notes) o << "note " << n << "\n";
   return o.str();
 }
+
+// The whole IR: the module tree as JSON, then the dataflow.
+inline std::string dump(const ir::ModelIR& m) { return ir::to_json(m).dump(1) + "\n" + dump(m.dataflow); }
 
 }  // namespace shardlens::test

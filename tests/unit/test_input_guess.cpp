@@ -6,15 +6,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "ir/ir_json.h"
 #include "python/extractor.h"
 #include "test_helpers.h"
 
 using namespace shardlens;
 
 namespace {
-
-std::string everything(const ir::ModelIR& m) { return ir::to_json(m).dump(1) + "\n" + test::dump(m.dataflow); }
 
 python::ExtractOptions options(bool reuse_inputs, bool reuse_construction = true) {
   python::ExtractOptions o;
@@ -28,7 +25,7 @@ std::string two_passes(const std::string& text) {
   python::ModelExtractor e(text, "model.py");
   auto r = e.extract(options(false));
   CHECK_FALSE(r.stats.input_shapes_reused);
-  return everything(r.model);
+  return test::dump(r.model);
 }
 
 const char* kFeatures =
@@ -53,11 +50,11 @@ TEST_CASE("a trace on the last trace's inputs gives what the two passes give, on
     python::ModelExtractor incremental(text, "model.py");
     auto first = incremental.extract(options(true));
     CHECK_FALSE(first.stats.input_shapes_reused);  // nothing to guess from yet
-    REQUIRE(everything(first.model) == expected);
+    REQUIRE(test::dump(first.model) == expected);
     auto kept = incremental.extract(options(true));  // on the kept construction, when it was kept
-    CHECK(everything(kept.model) == expected);
+    CHECK(test::dump(kept.model) == expected);
     auto rebuilt = incremental.extract(options(true, false));  // on a new run of the script
-    CHECK(everything(rebuilt.model) == expected);
+    CHECK(test::dump(rebuilt.model) == expected);
     ++scripts;
     held += kept.stats.input_shapes_reused && rebuilt.stats.input_shapes_reused;
     // A guess is offered exactly when the last trace told every input.
@@ -82,7 +79,7 @@ TEST_CASE("a guess the new trace does not confirm gives way to the two passes") 
   REQUIRE(incremental.document().text() == text);
   auto wider = incremental.extract(options(true));
   CHECK_FALSE(wider.stats.input_shapes_reused);
-  CHECK(everything(wider.model) == two_passes(text));
+  CHECK(test::dump(wider.model) == two_passes(text));
   REQUIRE(wider.model.dataflow.input_descriptions.size() == 1);
   CHECK(wider.model.dataflow.input_descriptions[0].find("[1, 1, 32]") != std::string::npos);
 
@@ -92,7 +89,7 @@ TEST_CASE("a guess the new trace does not confirm gives way to the two passes") 
   REQUIRE(incremental.document().text() == text);
   auto narrower = incremental.extract(options(true));
   CHECK(narrower.stats.input_shapes_reused);
-  CHECK(everything(narrower.model) == two_passes(text));
+  CHECK(test::dump(narrower.model) == two_passes(text));
 }
 
 TEST_CASE("no guess is offered under other options or after a trace that could not tell its inputs") {
@@ -102,11 +99,11 @@ TEST_CASE("no guess is offered under other options or after a trace that could n
   other.workload.tokens = 7;  // another workload: the inputs are other shapes
   auto r = incremental.extract(other);
   CHECK_FALSE(r.stats.input_shapes_reused);
-  CHECK(everything(r.model) == [&] {
+  CHECK(test::dump(r.model) == [&] {
     python::ModelExtractor e(kFeatures, "model.py");
     auto o = other;
     o.reuse_input_shapes = false;
-    return everything(e.extract(o).model);
+    return test::dump(e.extract(o).model);
   }());
   CHECK(incremental.extract(other).stats.input_shapes_reused);
 
