@@ -397,20 +397,22 @@ struct IrBuilder {
       auto& m = model.modules[i];
       if (done[i]) return m.structure_hash;
       done[i] = true;  // guards against cycles; set properly below
-      uint64_t h = std::hash<std::string>()(m.class_name);
-      h = mix64(h, std::hash<std::string>()(m.extra_repr));
+      // The last component of a dotted name, without a copy.
+      auto leaf = [](const std::string& name) { return std::string_view(name).substr(name.rfind('.') + 1); };
+      uint64_t h = text_hash(m.class_name);
+      h = mix64(h, text_hash(m.extra_repr));
       for (int p : m.parameters) {
         auto& param = model.parameters[p];
-        h = mix64(h, std::hash<std::string>()(param.name.substr(param.name.rfind('.') + 1)));
+        h = mix64(h, text_hash(leaf(param.name)));
         for (auto d : param.shape) h = mix64(h, static_cast<uint64_t>(d));
       }
       for (int b : m.buffers) {
         auto& buf = model.buffers[b];
-        h = mix64(h, std::hash<std::string>()(buf.name.substr(buf.name.rfind('.') + 1)));
+        h = mix64(h, text_hash(leaf(buf.name)));
         for (auto d : buf.shape) h = mix64(h, static_cast<uint64_t>(d));
       }
       for (size_t c = 0; c < m.children.size(); ++c) {
-        h = mix64(h, std::hash<std::string>()(m.child_keys[c]));
+        h = mix64(h, text_hash(m.child_keys[c]));
         h = mix64(h, hash(m.children[c]));
       }
       m.structure_hash = h;

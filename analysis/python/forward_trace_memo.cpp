@@ -310,7 +310,7 @@ uint64_t ForwardTracer::call_key(const InstanceObj& inst, int index, const CallA
       h = mix64(h, (t->is_parameter ? 1u : 0u) | (t->requires_grad ? 2u : 0u));
       if (t->why) h = mix64(h, text_hash(t->why->reason));
       if (t->values) {
-        if (t->values->size() > kMaxComparedValues) usable = false;
+        if (t->values.size() > kMaxComparedValues) usable = false;
         else
           for (double x : *t->values) h = mix64(h, value_hash(Value::floating(x)));
       }

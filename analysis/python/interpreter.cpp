@@ -89,6 +89,7 @@ Interpreter::~Interpreter() {
   for (auto& weak : classes_)
     if (auto cls = weak.lock()) {
       cls->attributes.clear();
+      cls->namespace_replaced();
       cls->enum_members.clear();
     }
   globals_->vars.clear();
@@ -906,6 +907,7 @@ Flow Interpreter::define_cached(const Stmt& s, Frame& frame) {
     if (auto* cls = cache->value.as<ClassObj>()) {
       if (cls->attribute_writes != cache->attribute_writes) {  // undo what the last run's code did to the class
         cls->attributes = cache->attributes;
+        cls->namespace_replaced();
         cls->attribute_writes = cache->attribute_writes;
       }
       cls->span = absolute(s.span, frame.unit);
@@ -1355,7 +1357,7 @@ Value Interpreter::instance_attribute(const Value& object, const std::string& na
   }
   // Data descriptors (properties) first, then the instance dict, then the class, then
   // nn.Module's registries (its __getattr__).
-  if (const Value* p = inst->cls->lookup(name); p && p->kind == Value::Kind::Obj && p->obj->kind == ObjKind::Property) {
+  if (inst->cls->lookup_property(name)) {
     bool found = false;
     return class_attribute(inst->cls, &object, name, 0, site, found);
   }
@@ -1598,7 +1600,7 @@ void Interpreter::generic_set_attribute(const Value& object, const std::string& 
   if (object.is_unknown()) return;
   if (tracer_ && object.kind == Value::Kind::Obj) tracer_->mutated(object.obj.get());
   if (auto* inst = object.as<InstanceObj>()) {
-    if (const Value* p = inst->cls->lookup(name); p && p->kind == Value::Kind::Obj && p->obj->kind == ObjKind::Property) {
+    if (const Value* p = inst->cls->lookup_property(name)) {
       const Value& setter = static_cast<WrapperObj*>(p->obj.get())->setter;
       if (setter.kind == Value::Kind::None) raise("AttributeError", "can't set attribute '" + name + "'", site);
       else call(setter, CallArgs{{object, std::move(value)}, {}}, site);

@@ -133,7 +133,7 @@ Value new_buffer_tensor(Interpreter& in, std::vector<Value> dims, const ir::Span
   auto t = in.new_tensor(shape, site, false);
   if (!dtype.empty()) t->dtype = dtype;
   if (!shape) t->why = why.unknown;
-  else if (fill && t->numel() <= kMaxTrackedValues) t->values = std::vector<double>(static_cast<size_t>(t->numel()), *fill);
+  else if (fill && t->numel() <= kMaxTrackedValues) t->values = TrackedValues::filled(static_cast<size_t>(t->numel()), *fill);
   return Value::object(t);
 }
 

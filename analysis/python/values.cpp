@@ -114,14 +114,33 @@ const Value* ClassObj::lookup(const std::string& attr) const {
   return nullptr;
 }
 
+namespace {
+bool is_property(const Value& v) { return v.kind == Value::Kind::Obj && v.obj->kind == ObjKind::Property; }
+}  // namespace
+
+const Value* ClassObj::lookup_property(const std::string& attr) const {
+  if (std::none_of(mro.begin(), mro.end(), [](const ClassObj* c) { return c->holds_property_; })) return nullptr;
+  const Value* v = lookup(attr);
+  return v && is_property(*v) ? v : nullptr;
+}
+
 void ClassObj::set(const std::string& attr, Value v) {
   ++attribute_writes;
+  const bool property = is_property(v);
   for (auto& kv : attributes)
     if (kv.first == attr) {
+      const bool replaced_property = is_property(kv.second);
       kv.second = std::move(v);
+      if (property) holds_property_ = true;
+      else if (replaced_property) namespace_replaced();
       return;
     }
   attributes.emplace_back(attr, std::move(v));
+  holds_property_ |= property;
+}
+
+void ClassObj::namespace_replaced() {
+  holds_property_ = std::any_of(attributes.begin(), attributes.end(), [](const auto& kv) { return is_property(kv.second); });
 }
 
 bool ClassObj::derives_from(const ClassObj* other) const {

@@ -229,8 +229,16 @@ struct ClassObj : Object {
   NativeFn native_new;
   const Value* find(const std::string& attr) const;        // own attributes only
   const Value* lookup(const std::string& attr) const;      // along the MRO
+  // The property named `attr` along the MRO, else null. Most classes hold none, and every
+  // instance attribute read and write asks: those answer without searching the namespaces.
+  const Value* lookup_property(const std::string& attr) const;
   void set(const std::string& attr, Value v);
+  // After `attributes` is replaced or cleared other than through set().
+  void namespace_replaced();
   bool derives_from(const ClassObj* other) const;
+
+ private:
+  bool holds_property_ = false;  // some value of `attributes` is a property
 };
 
 struct InstanceObj : Object {
@@ -252,6 +260,51 @@ struct NamespaceObj : Object {  // an imported Python module such as torch.nn or
   std::string qualname;
 };
 
+// A tensor's known element values, row-major. A filled tensor (torch.ones(d) as a norm's weight,
+// one per layer) keeps only its fill and size until something reads its values, which few do: the
+// construction of a large model need not write megabytes of ones. Reads are as std::optional's.
+class TrackedValues {
+ public:
+  TrackedValues() = default;
+  TrackedValues(std::nullopt_t) {}
+  TrackedValues(std::vector<double> values) : values_(std::move(values)) {}
+  TrackedValues(std::optional<std::vector<double>> values) : values_(std::move(values)) {}
+  static TrackedValues filled(size_t count, double value) {
+    TrackedValues t;
+    t.fill_count_ = count;
+    t.fill_ = value;
+    t.lazy_ = true;
+    return t;
+  }
+  bool has_value() const { return lazy_ || values_.has_value(); }
+  explicit operator bool() const { return has_value(); }
+  // How many values, without writing out a fill.
+  size_t size() const { return lazy_ ? fill_count_ : values_ ? values_->size() : 0; }
+  std::vector<double>& operator*() const { return materialized(); }
+  std::vector<double>* operator->() const { return &materialized(); }
+  void reset() {
+    values_.reset();
+    lazy_ = false;
+  }
+  operator std::optional<std::vector<double>>() const {
+    return has_value() ? std::optional<std::vector<double>>(materialized()) : std::nullopt;
+  }
+
+ private:
+  std::vector<double>& materialized() const {
+    if (lazy_) {
+      values_.emplace(fill_count_, fill_);
+      lazy_ = false;
+    }
+    return *values_;
+  }
+  // Mutable: reading a fill writes it out once, behind a const reader's back.
+  mutable std::optional<std::vector<double>> values_;
+  mutable bool lazy_ = false;
+  size_t fill_count_ = 0;
+  double fill_ = 0;
+};
+
 struct TensorObj : Object {
   static constexpr ObjKind kKind = ObjKind::Tensor;
   TensorObj() : Object(ObjKind::Tensor) {}
@@ -264,7 +317,7 @@ struct TensorObj : Object {
   // Element values, row-major, for small tensors whose values are known statically (arange,
   // linspace, tensor([...]) and elementwise arithmetic on them): stochastic-depth schedules and
   // RoPE frequency tables decide module structure and buffer shapes in real model code.
-  std::optional<std::vector<double>> values;
+  TrackedValues values;
   uint64_t id = 0;
   int64_t numel() const {
     int64_t n = 1;
