@@ -474,10 +474,30 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     return result;
   }
 
-  // Either the last construction, with the edited methods swapped in, or a new run of the script.
+  // Freed later, with what this run replaced: a caller in a hurry should not wait for it.
+  auto retire = [&result](std::unique_ptr<Construction> dropped) {
+    if (!dropped) return;
+    if (result.retired)
+      result.retired = std::make_shared<std::pair<std::shared_ptr<void>, std::unique_ptr<Construction>>>(std::move(result.retired),
+                                                                                                         std::move(dropped));
+    else
+      result.retired = std::shared_ptr<Construction>(std::move(dropped));
+  };
+  // Either a kept construction (the last, else the one before it), with the edited methods
+  // swapped in, or a new run of the script.
   std::unique_ptr<Construction> fresh;
   Construction* c = nullptr;
-  if (options.reuse_construction && adopt_edited_methods(all_units, made.options)) {
+  bool adopted = options.reuse_construction && adopt_edited_methods(all_units, made.options);
+  if (!adopted && options.reuse_construction && spare_construction_) {
+    std::swap(construction_, spare_construction_);
+    adopted = adopt_edited_methods(all_units, made.options);
+    if (!adopted) std::swap(construction_, spare_construction_);
+  }
+  // Runs share the class objects of unchanged class statements (definition caches): the methods
+  // just swapped into one construction's classes may be in the other's, which then no longer
+  // stands for its text.
+  if (adopted) retire(std::move(spare_construction_));
+  if (adopted) {
     c = construction_.get();
     c->interp->rollback(c->built);
     result.ok = c->ok;
@@ -486,7 +506,10 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     result.stats.construction_reused = true;
     result.stats.execute_ms = ms(t1);
   } else {
-    if (construction_) result.retired = std::shared_ptr<Construction>(std::move(construction_));
+    // The spare is the older of the two: typing a number runs the script at every digit, and the
+    // text an undo goes back to is the one before the first.
+    if (construction_ && spare_construction_) retire(std::move(construction_));
+    else if (construction_) spare_construction_ = std::move(construction_);
     fresh = std::make_unique<Construction>();
     c = fresh.get();
     c->interp = std::make_unique<Interpreter>();
@@ -561,15 +584,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   if (keep && fresh) {
     construction_ = std::move(fresh);
   } else if (!keep) {
-    // Freed later, with what this run replaced: a caller in a hurry should not wait for it.
-    std::unique_ptr<Construction> dropped = fresh ? std::move(fresh) : std::move(construction_);
-    if (dropped) {
-      if (result.retired)
-        result.retired = std::make_shared<std::pair<std::shared_ptr<void>, std::unique_ptr<Construction>>>(
-            std::move(result.retired), std::move(dropped));
-      else
-        result.retired = std::shared_ptr<Construction>(std::move(dropped));
-    }
+    retire(fresh ? std::move(fresh) : std::move(construction_));
   }
   guard.done = true;
   made.ok = result.ok;
@@ -645,7 +660,8 @@ bool ModelExtractor::adopt_edited_methods(const std::vector<std::shared_ptr<Unit
     const auto& [was, row] = c->units[i];
     const Unit& now = *units[i];
     if (now.start_row != row) return false;
-    if (units[i] == was) continue;
+    // The same statement, or one lowered again from the same text (after an undo).
+    if (units[i] == was || was->text == now.text) continue;
     if (!was->stmt || !now.stmt || was->stmt->kind != StmtKind::ClassDef || now.stmt->kind != StmtKind::ClassDef) return false;
     if (!was->problems.empty() || !now.problems.empty() || was->class_name != now.class_name) return false;
     if (!was->stmt->class_def->decorators.empty() || !now.stmt->class_def->decorators.empty()) return false;
@@ -672,6 +688,12 @@ bool ModelExtractor::adopt_edited_methods(const std::vector<std::shared_ptr<Unit
     }
     edited.push_back(i);
   }
+  // Each edit keeps the statement it replaced alive; a long session starts afresh now and then
+  // (before swapping anything: another construction may share these classes).
+  if (c->replaced.size() + edited.size() > 64) {
+    construction_.reset();
+    return false;
+  }
   for (auto& s : swaps) {
     s.function->def = s.def;
     s.function->unit = s.unit;
@@ -682,9 +704,7 @@ bool ModelExtractor::adopt_edited_methods(const std::vector<std::shared_ptr<Unit
     c->replaced.push_back(was);
     was = units[i];
   }
-  // Each edit keeps the statement it replaced alive; a long session starts afresh now and then.
-  if (c->replaced.size() > 64) construction_.reset();
-  return construction_ != nullptr;
+  return true;
 }
 
 void ModelExtractor::construct(Construction& c, const std::vector<std::shared_ptr<Unit>>& all_units, const ExtractOptions& options,

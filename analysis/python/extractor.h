@@ -109,6 +109,9 @@ class ModelExtractor {
   // next extraction while forward() left it as it was (see ExtractOptions::reuse_construction).
   struct Construction;
   std::unique_ptr<Construction> construction_;
+  // The older of the last two kept constructions: after an undo takes the caller back to the text
+  // before a new run (assume_extracted), a forward() edit there is traced on it.
+  std::unique_ptr<Construction> spare_construction_;
   // What the last clean trace found its inputs to be, and with which options.
   std::vector<ForwardTracer::InputShape> last_inputs_;
   ExtractOptions last_inputs_options_;

@@ -206,3 +206,53 @@ TEST_CASE("construction reuse: a forward() that changes the model's state is tra
   // Without that, the same edit is traced on the kept construction.
   CHECK(reused_after(text, "x = self.blocks[0](x)", "x = self.blocks[1](x)"));
 }
+
+TEST_CASE("construction reuse: after an undo, a forward() edit is traced on the construction the undone run replaced") {
+  // As the language server does it: an __init__ edit runs the script again, the undo goes back
+  // to the first extraction (assume_extracted), and a forward() edit follows there.
+  const std::string text = kScript;
+  python::ModelExtractor incremental(text, "model.py");
+  REQUIRE(incremental.extract(traced(true)).ok);
+  const auto original = incremental.last_extraction();
+  auto edit = [&](const std::string& from, const std::string& to) {
+    incremental.apply_edit(test::replace_first(incremental.document().text(), from, to));
+    return incremental.extract(traced(true));
+  };
+  auto widened = edit("self.head = nn.Linear(32, 4)", "self.head = nn.Linear(32, 8)");
+  CHECK_FALSE(widened.stats.construction_reused);
+  const auto widened_extraction = incremental.last_extraction();
+  incremental.apply_edit(test::replace_first(incremental.document().text(), "nn.Linear(32, 8)", "nn.Linear(32, 4)"));
+  incremental.assume_extracted(original);
+  // Block.forward edited: traced on the first run's construction, not on the widened one.
+  auto doubled = edit("return self.act(self.proj(x))", "return self.act(self.proj(x)) * 2");
+  CHECK(doubled.stats.construction_reused);
+  CHECK(test::dump(doubled.model) == fresh(incremental.document().text()));
+  // Back to the widened text with Block's first forward(), then an edit of Net.forward there. The
+  // widened run shares Block's class with the first run, whose Block.forward now doubles: it is
+  // not the construction of that text any more, and the script runs again.
+  incremental.apply_edit(test::replace_first(incremental.document().text(), "self.act(self.proj(x)) * 2", "self.act(self.proj(x))"));
+  incremental.apply_edit(test::replace_first(incremental.document().text(), "nn.Linear(32, 4)", "nn.Linear(32, 8)"));
+  incremental.assume_extracted(widened_extraction);
+  auto headed = edit("return self.head(x)", "return self.head(x) + 1");
+  CHECK_FALSE(headed.stats.construction_reused);
+  CHECK(test::dump(headed.model) == fresh(incremental.document().text()));
+}
+
+TEST_CASE("construction reuse: a statement lowered again from the same text (after an undo) is the same statement") {
+  // A module-level constant edited and the edit undone: the undo lowers `WIDTH = 4` again, a new
+  // unit of the same text, which must not stop a later forward() edit from taking the short way.
+  std::string text = kScript;
+  text.replace(text.find("class Net(nn.Module):"), 0, "WIDTH = 4\n\n");
+  text.replace(text.find("nn.Linear(32, 4)"), std::string("nn.Linear(32, 4)").size(), "nn.Linear(32, WIDTH)");
+  python::ModelExtractor incremental(text, "model.py");
+  REQUIRE(incremental.extract(traced(true)).ok);
+  const auto original = incremental.last_extraction();
+  incremental.apply_edit(test::replace_first(incremental.document().text(), "WIDTH = 4", "WIDTH = 8"));
+  CHECK_FALSE(incremental.extract(traced(true)).stats.construction_reused);
+  incremental.apply_edit(test::replace_first(incremental.document().text(), "WIDTH = 8", "WIDTH = 4"));
+  incremental.assume_extracted(original);
+  incremental.apply_edit(test::replace_first(incremental.document().text(), "return self.head(x)", "return self.head(x) - 1"));
+  auto after = incremental.extract(traced(true));
+  CHECK(after.stats.construction_reused);
+  CHECK(test::dump(after.model) == fresh(incremental.document().text()));
+}
