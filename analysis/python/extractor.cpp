@@ -493,11 +493,11 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     adopted = adopt_edited_methods(all_units, made.options);
     if (!adopted) std::swap(construction_, spare_construction_);
   }
-  // Runs share the class objects of unchanged class statements (definition caches): the methods
-  // just swapped into one construction's classes may be in the other's, which then no longer
-  // stands for its text.
-  if (adopted) retire(std::move(spare_construction_));
   if (adopted) {
+    // Runs share the class objects of unchanged class statements (definition caches): the methods
+    // just swapped into one construction's classes may be in the other's, which then no longer
+    // stands for its text.
+    retire(std::move(spare_construction_));
     c = construction_.get();
     c->interp->rollback(c->built);
     result.ok = c->ok;

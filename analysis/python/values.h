@@ -280,8 +280,10 @@ class TrackedValues {
   explicit operator bool() const { return has_value(); }
   // How many values, without writing out a fill.
   size_t size() const { return lazy_ ? fill_count_ : values_ ? values_->size() : 0; }
-  std::vector<double>& operator*() const { return materialized(); }
-  std::vector<double>* operator->() const { return &materialized(); }
+  std::vector<double>& operator*() { return materialized(); }
+  const std::vector<double>& operator*() const { return materialized(); }
+  std::vector<double>* operator->() { return &materialized(); }
+  const std::vector<double>* operator->() const { return &materialized(); }
   void reset() {
     values_.reset();
     lazy_ = false;
