@@ -22,6 +22,8 @@ bool same_key(const Value& a, const Value& b) {
   if (a.kind == Value::Kind::Int && b.kind == Value::Kind::Int) return a.i == b.i;
   return key_of(a) == key_of(b);
 }
+
+bool is_property(const Value& v) { return v.kind == Value::Kind::Obj && v.obj->kind == ObjKind::Property; }
 }  // namespace
 
 // Small dicts (an instance's few attributes, a native's keywords) are searched in order and get an
@@ -113,10 +115,6 @@ const Value* ClassObj::lookup(const std::string& attr) const {
     if (const Value* v = c->find(attr)) return v;
   return nullptr;
 }
-
-namespace {
-bool is_property(const Value& v) { return v.kind == Value::Kind::Obj && v.obj->kind == ObjKind::Property; }
-}  // namespace
 
 const Value* ClassObj::lookup_property(const std::string& attr) const {
   if (std::none_of(mro.begin(), mro.end(), [](const ClassObj* c) { return c->holds_property_; })) return nullptr;

@@ -268,7 +268,6 @@ class TrackedValues {
   TrackedValues() = default;
   TrackedValues(std::nullopt_t) {}
   TrackedValues(std::vector<double> values) : values_(std::move(values)) {}
-  TrackedValues(std::optional<std::vector<double>> values) : values_(std::move(values)) {}
   static TrackedValues filled(size_t count, double value) {
     TrackedValues t;
     t.fill_count_ = count;
