@@ -124,6 +124,7 @@ struct ModelExtractor::Construction {
   std::string error;
   ir::ModelIR model;  // the module tree and parameters, before tracing and reporting
   std::vector<NamedModule> walk;
+  TreeIndex index;  // of `walk`
   std::unordered_set<uint64_t> tree_ids;
   Interpreter::Checkpoint built;  // the interpreter when construction ended
   std::unique_ptr<Unit> expression_unit;  // --model's
@@ -344,11 +345,13 @@ using ir::mix64;
 
 struct IrBuilder {
   ir::ModelIR& model;
-  std::unordered_map<const InstanceObj*, int> index;
+  TreeIndex& index;
 
   void build(const std::vector<NamedModule>& walk) {
+    model.modules.reserve(walk.size());
+    index.module.reserve(walk.size());
     for (auto& nm : walk) {
-      index[nm.module] = static_cast<int>(model.modules.size());
+      index.module.emplace(nm.module, static_cast<int>(model.modules.size()));
       ir::Module m;
       m.name = nm.name;
       m.class_name = nm.module->cls->name;
@@ -358,40 +361,42 @@ struct IrBuilder {
       }
       model.modules.push_back(std::move(m));
     }
-    for (auto& nm : walk) {
-      if (!nm.module->module) continue;
-      auto& m = model.modules[index[nm.module]];
-      for (auto& [k, child] : nm.module->module->modules)
+    for (size_t i = 0; i < walk.size(); ++i) {
+      if (!walk[i].module->module) continue;
+      auto& m = model.modules[i];
+      for (auto& [k, child] : walk[i].module->module->modules)
         if (child) {
-          m.children.push_back(index[child.get()]);
+          m.children.push_back(index.module.at(child.get()));
           m.child_keys.push_back(k);
         }
     }
-    for (auto& nt : named_tensors(walk, false)) {
+    auto name_of = [](const NamedModule& nm, const std::string& key) { return nm.name.empty() ? key : nm.name + "." + key; };
+    for_each_tensor(walk, false, index.parameter, [&](const NamedModule& nm, const std::string& key, const std::shared_ptr<TensorObj>& t, bool) {
       ir::Parameter p;
-      p.name = nt.name;
-      p.shape_known = nt.tensor->shape.has_value();
-      if (p.shape_known) p.shape = *nt.tensor->shape;
-      p.dtype = nt.tensor->dtype;
-      p.span = nt.tensor->span;
-      model.modules[index[nt.owner]].parameters.push_back(static_cast<int>(model.parameters.size()));
+      p.name = name_of(nm, key);
+      p.shape_known = t->shape.has_value();
+      if (p.shape_known) p.shape = *t->shape;
+      p.dtype = t->dtype;
+      p.span = t->span;
+      // nm is an element of walk: its position there is its module's index.
+      model.modules[static_cast<size_t>(&nm - walk.data())].parameters.push_back(static_cast<int>(model.parameters.size()));
       if (!p.shape_known)
-        model.unresolved.push_back({"shape of parameter '" + p.name + "'", nt.tensor->why ? nt.tensor->why->reason : "unknown", p.span});
+        model.unresolved.push_back({"shape of parameter '" + p.name + "'", t->why ? t->why->reason : "unknown", p.span});
       model.parameters.push_back(std::move(p));
-    }
-    for (auto& nt : named_tensors(walk, true)) {
+    });
+    for_each_tensor(walk, true, index.buffer, [&](const NamedModule& nm, const std::string& key, const std::shared_ptr<TensorObj>& t, bool persistent) {
       ir::Buffer b;
-      b.name = nt.name;
-      b.shape_known = nt.tensor->shape.has_value();
-      if (b.shape_known) b.shape = *nt.tensor->shape;
-      b.dtype = nt.tensor->dtype;
-      b.persistent = nt.persistent;
-      b.span = nt.tensor->span;
-      model.modules[index[nt.owner]].buffers.push_back(static_cast<int>(model.buffers.size()));
+      b.name = name_of(nm, key);
+      b.shape_known = t->shape.has_value();
+      if (b.shape_known) b.shape = *t->shape;
+      b.dtype = t->dtype;
+      b.persistent = persistent;
+      b.span = t->span;
+      model.modules[static_cast<size_t>(&nm - walk.data())].buffers.push_back(static_cast<int>(model.buffers.size()));
       if (!b.shape_known)
-        model.unresolved.push_back({"shape of buffer '" + b.name + "'", nt.tensor->why ? nt.tensor->why->reason : "unknown", b.span});
+        model.unresolved.push_back({"shape of buffer '" + b.name + "'", t->why ? t->why->reason : "unknown", b.span});
       model.buffers.push_back(std::move(b));
-    }
+    });
     std::vector<bool> done(model.modules.size(), false);
     std::function<uint64_t(int)> hash = [&](int i) -> uint64_t {
       auto& m = model.modules[i];
@@ -475,13 +480,12 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   }
 
   // Freed later, with what this run replaced: a caller in a hurry should not wait for it.
-  auto retire = [&result](std::unique_ptr<Construction> dropped) {
+  auto retire = [&result](std::shared_ptr<void> dropped) {
     if (!dropped) return;
     if (result.retired)
-      result.retired = std::make_shared<std::pair<std::shared_ptr<void>, std::unique_ptr<Construction>>>(std::move(result.retired),
-                                                                                                         std::move(dropped));
+      result.retired = std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<void>>>(std::move(result.retired), std::move(dropped));
     else
-      result.retired = std::shared_ptr<Construction>(std::move(dropped));
+      result.retired = std::move(dropped);
   };
   // Either a kept construction (the last, else the one before it), with the edited methods
   // swapped in, or a new run of the script.
@@ -533,21 +537,23 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   bool traced_cleanly = false;
   if (root && options.trace_forward) {
     auto t3 = Clock::now();
-    ForwardTracer tracer(interp, result.model, c->walk);
-    tracer.set_replay(options.replay_identical_calls);
-    if (options.reuse_input_shapes && last_inputs_options_ == made.options) tracer.guess_inputs(last_inputs_, last_trace_sizes_);
-    interp.set_tracer(&tracer);
-    tracer.trace(root, options.workload);
+    // Its memo and maps are freed with what this run replaced (its destructor reads nothing it refers to).
+    auto tracer = std::make_shared<ForwardTracer>(interp, result.model, c->walk, c->index);
+    tracer->set_replay(options.replay_identical_calls);
+    if (options.reuse_input_shapes && last_inputs_options_ == made.options) tracer->guess_inputs(last_inputs_, last_trace_sizes_);
+    interp.set_tracer(tracer.get());
+    tracer->trace(root, options.workload);
     interp.set_tracer(nullptr);
     result.stats.trace_ms = ms(t3);
-    result.stats.calls_replayed = tracer.calls_replayed();
-    result.stats.input_shapes_reused = tracer.guess_held();
-    traced_cleanly = !tracer.changed_prior_state() && !interp.budget_exhausted();
+    result.stats.calls_replayed = tracer->calls_replayed();
+    result.stats.input_shapes_reused = tracer->guess_held();
+    traced_cleanly = !tracer->changed_prior_state() && !interp.budget_exhausted();
     // Only a trace that changed nothing it did not make offers its inputs to the next one: a guess
     // that fails is followed by the usual two passes, on objects the failed pass must not have changed.
-    last_inputs_ = traced_cleanly ? tracer.inputs_found() : std::vector<ForwardTracer::InputShape>{};
+    last_inputs_ = traced_cleanly ? tracer->inputs_found() : std::vector<ForwardTracer::InputShape>{};
     last_inputs_options_ = made.options;
     last_trace_sizes_ = {result.model.dataflow.ops.size(), result.model.dataflow.tensors.size()};
+    retire(std::move(tracer));
   }
   // Report what could not be resolved while building the chosen model, and every syntax error.
   for (const auto& e : interp.events()) {
@@ -834,7 +840,7 @@ void ModelExtractor::construct(Construction& c, const std::vector<std::shared_pt
     result.model.root_expression = how;
     auto t0 = std::chrono::steady_clock::now();
     c.walk = named_modules(*root);
-    IrBuilder builder{result.model, {}};
+    IrBuilder builder{result.model, c.index};
     builder.build(c.walk);
     for (auto& nm : c.walk) c.tree_ids.insert(nm.module->id);
     result.stats.ir_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

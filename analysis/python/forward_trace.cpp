@@ -104,17 +104,10 @@ const std::set<std::string> kSpatialNames = {"interpolate", "upsample", "pad", "
 
 }  // namespace
 
-ForwardTracer::ForwardTracer(Interpreter& interp, ir::ModelIR& model, const std::vector<NamedModule>& walk)
-    : interp_(interp), model_(model) {
-  for (size_t i = 0; i < walk.size(); ++i) module_index_[walk[i].module] = static_cast<int>(i);
+ForwardTracer::ForwardTracer(Interpreter& interp, ir::ModelIR& model, const std::vector<NamedModule>& walk, const TreeIndex& index)
+    : interp_(interp), model_(model), module_index_(index.module), parameter_index_(index.parameter), buffer_index_(index.buffer) {
+  instance_of_module_.reserve(walk.size());
   for (auto& nm : walk) instance_of_module_.push_back(nm.module);
-  // Parameter and buffer indices in ModelIR order (names are not needed here).
-  for (bool buffers : {false, true}) {
-    auto& index = buffers ? buffer_index_ : parameter_index_;
-    for_each_tensor(walk, buffers, [&](const NamedModule&, const std::string&, const std::shared_ptr<TensorObj>& t, bool) {
-      index.emplace(t.get(), static_cast<int>(index.size()));
-    });
-  }
 }
 
 int ForwardTracer::id_of(const std::shared_ptr<TensorObj>& t) {
@@ -401,7 +394,8 @@ Value ForwardTracer::mha(Interpreter& in, InstanceObj& layer, CallArgs& args, co
     if (key == "out_proj" && child) out_proj = Value::object(child);
   Value out = merged;
   if (auto* op = out_proj.as<InstanceObj>()) {
-    module_stack_.push_back(module_index_.count(op) ? module_index_[op] : module_stack_.back());
+    auto it = module_index_.find(op);
+    module_stack_.push_back(it != module_index_.end() ? it->second : module_stack_.back());
     out = linear(in, "Linear", merged, layer_param(*op, "weight"), layer_param(*op, "bias"), true, site);
     module_stack_.pop_back();
   }

@@ -25,7 +25,9 @@ struct TraceWorkload {
 
 class ForwardTracer {
  public:
-  ForwardTracer(Interpreter& interp, ir::ModelIR& model, const std::vector<NamedModule>& walk);
+  // `index`: of `walk`, as the model IR was built from it. Both must outlive trace(); the
+  // destructor reads neither, so a tracer may be freed after them.
+  ForwardTracer(Interpreter& interp, ir::ModelIR& model, const std::vector<NamedModule>& walk, const TreeIndex& index);
   ~ForwardTracer();
 
   // Runs root.forward on inputs whose shapes are inferred from their first use; fills model.dataflow.
@@ -149,9 +151,10 @@ class ForwardTracer {
   Interpreter& interp_;
   ir::ModelIR& model_;
   TraceWorkload workload_;
-  std::unordered_map<const InstanceObj*, int> module_index_;
+  const std::unordered_map<const InstanceObj*, int>& module_index_;
   std::vector<const InstanceObj*> instance_of_module_;  // module_index_ inverted
-  std::unordered_map<const TensorObj*, int> parameter_index_, buffer_index_;
+  const std::unordered_map<const TensorObj*, int>& parameter_index_;
+  const std::unordered_map<const TensorObj*, int>& buffer_index_;
   std::unordered_map<const TensorObj*, int> version_;         // current value id of a tensor object
   std::vector<std::shared_ptr<TensorObj>> keep_alive_;        // so that object addresses stay unique
   std::vector<const TensorObj*> object_of_id_;               // per tensor id: the object it is a version of

@@ -5,7 +5,9 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "python/values.h"
@@ -26,38 +28,60 @@ struct NamedTensor {
   bool persistent = true;
 };
 
-inline void walk_modules(InstanceObj* m, const std::string& prefix, InstanceObj* parent, const std::string& key,
+// `path` is the module's name; it is extended for the children and restored (one string for the
+// whole walk rather than one per level).
+inline void walk_modules(InstanceObj* m, std::string& path, InstanceObj* parent, const std::string& key,
                          std::unordered_set<const InstanceObj*>& seen, std::vector<NamedModule>& out) {
   if (!m || !seen.insert(m).second) return;
-  out.push_back({prefix, m, parent, key});
+  out.push_back({path, m, parent, key});
   if (!m->module) return;
-  for (auto& [k, child] : m->module->modules)
-    if (child) walk_modules(child.get(), prefix.empty() ? k : prefix + "." + k, m, k, seen, out);
+  const size_t length = path.size();
+  for (auto& [k, child] : m->module->modules) {
+    if (!child) continue;
+    if (length) path += '.';
+    path += k;
+    walk_modules(child.get(), path, m, k, seen, out);
+    path.resize(length);
+  }
 }
 
 inline std::vector<NamedModule> named_modules(InstanceObj& root) {
   std::vector<NamedModule> out;
   std::unordered_set<const InstanceObj*> seen;
-  walk_modules(&root, "", nullptr, "", seen, out);
+  std::string path;
+  walk_modules(&root, path, nullptr, "", seen, out);
   return out;
 }
 
 // Visits the parameters (or buffers) of `modules` in named_parameters() order, each tensor once:
-// visit(module, key, tensor, persistent). For callers that need the order, not the names.
+// visit(module, key, tensor, persistent). `positions` gets each visited tensor's place in that order.
 template <typename Visit>
-void for_each_tensor(const std::vector<NamedModule>& modules, bool buffers, Visit&& visit) {
-  std::unordered_set<const TensorObj*> seen;
+void for_each_tensor(const std::vector<NamedModule>& modules, bool buffers, std::unordered_map<const TensorObj*, int>& positions,
+                     Visit&& visit) {
   for (auto& nm : modules) {
     if (!nm.module->module) continue;
     auto& md = *nm.module->module;
     auto& list = buffers ? md.buffers : md.parameters;
     for (size_t i = 0; i < list.size(); ++i) {
       auto& [k, t] = list[i];
-      if (!t || !seen.insert(t.get()).second) continue;
+      if (!t || !positions.emplace(t.get(), static_cast<int>(positions.size())).second) continue;
       visit(nm, k, t, buffers && i < md.buffer_persistent.size() ? static_cast<bool>(md.buffer_persistent[i]) : true);
     }
   }
 }
+template <typename Visit>
+void for_each_tensor(const std::vector<NamedModule>& modules, bool buffers, Visit&& visit) {
+  std::unordered_map<const TensorObj*, int> positions;
+  for_each_tensor(modules, buffers, positions, std::forward<Visit>(visit));
+}
+
+// Where a walk's modules and tensors sit in the model IR built from it: modules in walk order,
+// parameters and buffers in for_each_tensor order. Made once per construction (IrBuilder) and read
+// by every trace on it.
+struct TreeIndex {
+  std::unordered_map<const InstanceObj*, int> module;
+  std::unordered_map<const TensorObj*, int> parameter, buffer;
+};
 
 inline std::vector<NamedTensor> named_tensors(const std::vector<NamedModule>& modules, bool buffers) {
   std::vector<NamedTensor> out;
