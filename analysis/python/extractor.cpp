@@ -125,7 +125,7 @@ struct ModelExtractor::Construction {
   ir::ModelIR model;  // the module tree and parameters, before tracing and reporting
   std::vector<NamedModule> walk;
   TreeIndex index;  // of `walk`
-  std::unordered_set<uint64_t> tree_ids;
+  std::vector<uint64_t> tree_ids;  // of the modules in `walk`, ascending
   Interpreter::Checkpoint built;  // the interpreter when construction ended
   std::unique_ptr<Unit> expression_unit;  // --model's
   ExprPtr expression;
@@ -532,7 +532,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   } guard{construction_};
   Interpreter& interp = *c->interp;
   const std::shared_ptr<InstanceObj>& root = c->root;
-  const std::unordered_set<uint64_t>& tree_ids = c->tree_ids;
+  const std::vector<uint64_t>& tree_ids = c->tree_ids;
   auto t2 = Clock::now();
   bool traced_cleanly = false;
   if (root && options.trace_forward) {
@@ -558,7 +558,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   // Report what could not be resolved while building the chosen model, and every syntax error.
   for (const auto& e : interp.events()) {
     bool raised = e.what.find("raised") != std::string::npos || e.what == "analysis stopped";
-    if (tree_ids.count(e.owner) || (e.owner == 0 && raised) || (!root && raised))
+    if (std::binary_search(tree_ids.begin(), tree_ids.end(), e.owner) || (e.owner == 0 && raised) || (!root && raised))
       result.model.unresolved.push_back({e.what, e.reason, e.span});
   }
   for (uint32_t row : skipped_lines_) {
@@ -842,7 +842,9 @@ void ModelExtractor::construct(Construction& c, const std::vector<std::shared_pt
     c.walk = named_modules(*root);
     IrBuilder builder{result.model, c.index};
     builder.build(c.walk);
-    for (auto& nm : c.walk) c.tree_ids.insert(nm.module->id);
+    c.tree_ids.reserve(c.walk.size());
+    for (auto& nm : c.walk) c.tree_ids.push_back(nm.module->id);
+    std::sort(c.tree_ids.begin(), c.tree_ids.end());
     result.stats.ir_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
   c.root = root;
