@@ -319,9 +319,12 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::complete(const std::sh
 
 void DocumentAnalyzer::remember(const std::shared_ptr<const DocumentAnalysis>& next) {
   if (last_ && last_ != next) recent_.insert(recent_.begin(), last_);
-  // One analysis per text: the newest.
-  recent_.erase(std::remove_if(recent_.begin(), recent_.end(), [&](const auto& r) { return r->text == next->text; }), recent_.end());
-  if (recent_.size() > kRecentAnalyses) recent_.resize(kRecentAnalyses);
+  // One analysis per text: the newest. What leaves may hold the last reference to a model, whose
+  // freeing should not delay the diagnostics: it goes with the retired.
+  auto kept = std::stable_partition(recent_.begin(), recent_.end(), [&](const auto& r) { return r->text != next->text; });
+  if (kept - recent_.begin() > static_cast<std::ptrdiff_t>(kRecentAnalyses)) kept = recent_.begin() + kRecentAnalyses;
+  for (auto it = kept; it != recent_.end(); ++it) retired_.push_back(std::move(*it));
+  recent_.erase(kept, recent_.end());
   last_ = next;
 }
 

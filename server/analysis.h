@@ -103,8 +103,9 @@ class DocumentAnalyzer {
   // A plan of the same model with some parameters pinned (for the cost of an annotation).
   std::optional<plan::PlanResult> plan_with_pins(const DocumentAnalysis& analysis,
                                                  const std::map<std::string, std::string>& pins);
-  // Frees what the last analysis replaced (the previous run of the script): the worker calls it
-  // once the diagnostics are on their way (else the next analysis does, first).
+  // Frees what the last analysis replaced (the previous run of the script, the analyses it pushed
+  // out of recent_): the worker calls it once the diagnostics are on their way (else the next
+  // analysis does, first).
   void drop_retired() { retired_.clear(); }
 
  private:
@@ -119,7 +120,7 @@ class DocumentAnalyzer {
   std::vector<std::shared_ptr<const DocumentAnalysis>> recent_;
   static constexpr size_t kRecentAnalyses = 2;
   void remember(const std::shared_ptr<const DocumentAnalysis>& next);
-  std::vector<std::shared_ptr<void>> retired_;  // what the last extraction replaced (drop_retired)
+  std::vector<std::shared_ptr<const void>> retired_;  // what the last analysis replaced (drop_retired)
 };
 
 // The export beside a script ("model.py" -> "model.pt"), as `shardlens export` writes it.
