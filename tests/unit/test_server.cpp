@@ -223,6 +223,31 @@ TEST_CASE("analyzer: a keystroke taken back or an undo reuses that text's analys
   CHECK(v7->plan.meshes.at(0).mesh.shape_string() == "1x4");
 }
 
+TEST_CASE("analyzer: an analysis pushed out of the recent ones is freed by drop_retired, after the analysis that pushed it") {
+  const std::string text = test::fixture("gpt.py");
+  DocumentAnalyzer analyzer;
+  Settings settings;
+  const size_t at = text.find("n_head: int = 16") + std::string("n_head: int = ").size();
+  auto with_heads = [&](const char* heads) {
+    std::string t = text;
+    t.replace(at, 2, heads);
+    return t;
+  };
+  auto v1 = analyzer.analyze(1, "gpt.py", text, {}, true, settings);
+  REQUIRE(v1->plan.ok);
+  std::weak_ptr<const ir::ModelIR> first_model = v1->shared_model;
+  v1.reset();  // from here on only the analyzer's recent analyses hold it
+  int version = 2;
+  for (const char* heads : {"12", "20", "24"}) {
+    auto a = analyzer.analyze(version++, "gpt.py", with_heads(heads), {{at, at + 2, heads}}, false, settings);
+    REQUIRE(a->shared_model != nullptr);
+    CHECK_FALSE(first_model.expired());  // held by the recent analyses, or retired but not yet freed
+    analyzer.drop_retired();
+  }
+  // Three newer texts pushed it out; drop_retired freed it.
+  CHECK(first_model.expired());
+}
+
 TEST_CASE("features: hover on a layer names its layout and collectives; lenses sit on the classes") {
   std::string text = test::fixture("gpt.py");
   DocumentAnalyzer analyzer;
