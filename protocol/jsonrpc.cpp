@@ -7,11 +7,12 @@ Incoming classify(const std::string& body, bool& parse_error, std::string& parse
   json message = json::parse(body, nullptr, false);
   if (message.is_discarded()) {
     parse_error = true;
-    // Say where, without echoing a large body back.
+    // Say where, without echoing a large body back. Not only syntax: a number too large for a
+    // double (1E400) is an out_of_range error.
     try {
       json strict = json::parse(body);
       (void)strict;
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
       parse_problem = e.what();
     }
     if (parse_problem.size() > 300) parse_problem.resize(300);

@@ -419,6 +419,14 @@ class Json(ProtocolTest):
         self.assertEqual(self.s.replies(5), 0, "no reply with the id of an unparsable message")
         self.s.others.clear()
 
+    def test_a_number_too_large_for_a_double_gets_32700(self):
+        self.s.send_raw(frame(b'{"jsonrpc": "2.0", "id": 9, "method": "textDocument/hover", "params": {"n": 1E400}}'))
+        self.ping("a number too large for a double")
+        self.assertEqual(len(self.s.null_id_errors), 1, "exactly one reply to the unrepresentable number: %r" % self.s.others)
+        self.assertError(self.s.null_id_errors[0], PARSE_ERROR, "a number too large for a double")
+        self.assertEqual(self.s.replies(9), 0, "no reply with the id of an unparsable message")
+        self.s.others.clear()
+
     def test_invalid_utf8_in_a_string(self):
         body = (b'{"jsonrpc": "2.0", "id": 6, "method": "textDocument/hover", "params": {"textDocument": '
                 b'{"uri": "file:///tmp/caf\xc3\x28\xff.py"}, "position": {"line": 0, "character": 0}}}')

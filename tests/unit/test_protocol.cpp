@@ -108,6 +108,11 @@ TEST_CASE("jsonrpc: requests, notifications, responses and invalid messages") {
   CHECK(parse_error);
   classify("{not json", parse_error, why);
   CHECK(parse_error);
+  // Well-formed, but a number no double holds: a parse error too, not an exception.
+  why.clear();
+  classify(R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"n":1E400}})", parse_error, why);
+  CHECK(parse_error);
+  CHECK(why.find("number overflow") != std::string::npos);
   // Replies never throw on invalid UTF-8 coming back from analysis text.
   CHECK(serialize(make_error(nullptr, error_code::kParseError, "bad \xff byte")).find("bad") != std::string::npos);
 }
