@@ -411,21 +411,20 @@ class Framing(ProtocolTest):
 
 
 class Json(ProtocolTest):
-    def test_bad_json_gets_32700_with_id_null(self):
-        self.s.send_raw(frame(b'{"jsonrpc": "2.0", "id": 5, "method": '))
-        self.ping("truncated JSON")
-        self.assertEqual(len(self.s.null_id_errors), 1, "exactly one reply to the bad JSON: %r" % self.s.others)
-        self.assertError(self.s.null_id_errors[0], PARSE_ERROR, "truncated JSON")
-        self.assertEqual(self.s.replies(5), 0, "no reply with the id of an unparsable message")
+    def assert_one_parse_error(self, body, request_id, what):
+        self.s.send_raw(frame(body))
+        self.ping(what)
+        self.assertEqual(len(self.s.null_id_errors), 1, "%s: exactly one reply: %r" % (what, self.s.others))
+        self.assertError(self.s.null_id_errors[0], PARSE_ERROR, what)
+        self.assertEqual(self.s.replies(request_id), 0, "%s: no reply with the id of an unparsable message" % what)
         self.s.others.clear()
 
+    def test_bad_json_gets_32700_with_id_null(self):
+        self.assert_one_parse_error(b'{"jsonrpc": "2.0", "id": 5, "method": ', 5, "truncated JSON")
+
     def test_a_number_too_large_for_a_double_gets_32700(self):
-        self.s.send_raw(frame(b'{"jsonrpc": "2.0", "id": 9, "method": "textDocument/hover", "params": {"n": 1E400}}'))
-        self.ping("a number too large for a double")
-        self.assertEqual(len(self.s.null_id_errors), 1, "exactly one reply to the unrepresentable number: %r" % self.s.others)
-        self.assertError(self.s.null_id_errors[0], PARSE_ERROR, "a number too large for a double")
-        self.assertEqual(self.s.replies(9), 0, "no reply with the id of an unparsable message")
-        self.s.others.clear()
+        self.assert_one_parse_error(b'{"jsonrpc": "2.0", "id": 9, "method": "textDocument/hover", "params": {"n": 1E400}}', 9,
+                                    "a number too large for a double")
 
     def test_invalid_utf8_in_a_string(self):
         body = (b'{"jsonrpc": "2.0", "id": 6, "method": "textDocument/hover", "params": {"textDocument": '
