@@ -347,11 +347,10 @@ struct IrBuilder {
   ir::ModelIR& model;
   TreeIndex& index;
 
+  // `index.module` is the walk's (named_modules); the parameters and buffers are indexed here.
   void build(const std::vector<NamedModule>& walk) {
     model.modules.reserve(walk.size());
-    index.module.reserve(walk.size());
     for (auto& nm : walk) {
-      index.module.emplace(nm.module, static_cast<int>(model.modules.size()));
       ir::Module m;
       m.name = nm.name;
       m.class_name = nm.module->cls->name;
@@ -370,33 +369,27 @@ struct IrBuilder {
           m.child_keys.push_back(k);
         }
     }
-    auto name_of = [](const NamedModule& nm, const std::string& key) { return nm.name.empty() ? key : nm.name + "." + key; };
-    for_each_tensor(walk, false, index.parameter, [&](const NamedModule& nm, const std::string& key, const std::shared_ptr<TensorObj>& t, bool) {
-      ir::Parameter p;
-      p.name = name_of(nm, key);
-      p.shape_known = t->shape.has_value();
-      if (p.shape_known) p.shape = *t->shape;
-      p.dtype = t->dtype;
-      p.span = t->span;
-      // nm is an element of walk: its position there is its module's index.
-      model.modules[static_cast<size_t>(&nm - walk.data())].parameters.push_back(static_cast<int>(model.parameters.size()));
-      if (!p.shape_known)
-        model.unresolved.push_back({"shape of parameter '" + p.name + "'", t->why ? t->why->reason : "unknown", p.span});
-      model.parameters.push_back(std::move(p));
-    });
-    for_each_tensor(walk, true, index.buffer, [&](const NamedModule& nm, const std::string& key, const std::shared_ptr<TensorObj>& t, bool persistent) {
-      ir::Buffer b;
-      b.name = name_of(nm, key);
-      b.shape_known = t->shape.has_value();
-      if (b.shape_known) b.shape = *t->shape;
-      b.dtype = t->dtype;
-      b.persistent = persistent;
-      b.span = t->span;
-      model.modules[static_cast<size_t>(&nm - walk.data())].buffers.push_back(static_cast<int>(model.buffers.size()));
-      if (!b.shape_known)
-        model.unresolved.push_back({"shape of buffer '" + b.name + "'", t->why ? t->why->reason : "unknown", b.span});
-      model.buffers.push_back(std::move(b));
-    });
+    // Parameters and buffers alike: a record per tensor, listed by the module that owns it.
+    auto add_tensors = [&](bool buffers, auto& records, std::vector<int> ir::Module::*owned, const char* what) {
+      for_each_tensor(walk, buffers, buffers ? index.buffer : index.parameter,
+                      [&](const NamedModule& nm, const std::string& key, const std::shared_ptr<TensorObj>& t, bool persistent) {
+                        typename std::remove_reference_t<decltype(records)>::value_type r;
+                        r.name = nm.name.empty() ? key : nm.name + "." + key;
+                        r.shape_known = t->shape.has_value();
+                        if (r.shape_known) r.shape = *t->shape;
+                        r.dtype = t->dtype;
+                        r.span = t->span;
+                        if constexpr (requires { r.persistent; }) r.persistent = persistent;
+                        // nm is an element of walk: its position there is its module's index.
+                        (model.modules[static_cast<size_t>(&nm - walk.data())].*owned).push_back(static_cast<int>(records.size()));
+                        if (!r.shape_known)
+                          model.unresolved.push_back(
+                              {std::string("shape of ") + what + " '" + r.name + "'", t->why ? t->why->reason : "unknown", r.span});
+                        records.push_back(std::move(r));
+                      });
+    };
+    add_tensors(false, model.parameters, &ir::Module::parameters, "parameter");
+    add_tensors(true, model.buffers, &ir::Module::buffers, "buffer");
     std::vector<bool> done(model.modules.size(), false);
     std::function<uint64_t(int)> hash = [&](int i) -> uint64_t {
       auto& m = model.modules[i];
@@ -839,7 +832,7 @@ void ModelExtractor::construct(Construction& c, const std::vector<std::shared_pt
     result.model.model = root->cls->name;
     result.model.root_expression = how;
     auto t0 = std::chrono::steady_clock::now();
-    c.walk = named_modules(*root);
+    c.walk = named_modules(*root, c.index.module);
     IrBuilder builder{result.model, c.index};
     builder.build(c.walk);
     c.tree_ids.reserve(c.walk.size());

@@ -105,10 +105,8 @@ const std::set<std::string> kSpatialNames = {"interpolate", "upsample", "pad", "
 }  // namespace
 
 ForwardTracer::ForwardTracer(Interpreter& interp, ir::ModelIR& model, const std::vector<NamedModule>& walk, const TreeIndex& index)
-    : interp_(interp), model_(model), module_index_(index.module), parameter_index_(index.parameter), buffer_index_(index.buffer) {
-  instance_of_module_.reserve(walk.size());
-  for (auto& nm : walk) instance_of_module_.push_back(nm.module);
-}
+    : interp_(interp), model_(model), walk_(walk), module_index_(index.module), parameter_index_(index.parameter),
+      buffer_index_(index.buffer) {}
 
 int ForwardTracer::id_of(const std::shared_ptr<TensorObj>& t) {
   auto it = version_.find(t.get());

@@ -151,8 +151,8 @@ class ForwardTracer {
   Interpreter& interp_;
   ir::ModelIR& model_;
   TraceWorkload workload_;
+  const std::vector<NamedModule>& walk_;  // module_index_ inverted: walk_[i].module
   const std::unordered_map<const InstanceObj*, int>& module_index_;
-  std::vector<const InstanceObj*> instance_of_module_;  // module_index_ inverted
   const std::unordered_map<const TensorObj*, int>& parameter_index_;
   const std::unordered_map<const TensorObj*, int>& buffer_index_;
   std::unordered_map<const TensorObj*, int> version_;         // current value id of a tensor object

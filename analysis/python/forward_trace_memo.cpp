@@ -426,8 +426,8 @@ std::shared_ptr<ForwardTracer::MemoEntry> ForwardTracer::make_entry(const Instan
     for (int& t : op.outputs) t = ref(t, ok);
     if (op.kind == ir::OpKind::Experts && !op.dims.empty()) op.dims[0] = ref(op.dims[0], ok);
     if (op.end >= 0) op.end -= static_cast<int>(first_op);
-    int code = op.module >= 0 && static_cast<size_t>(op.module) < instance_of_module_.size()
-                   ? sub.code_of(instance_of_module_[static_cast<size_t>(op.module)])
+    int code = op.module >= 0 && static_cast<size_t>(op.module) < walk_.size()
+                   ? sub.code_of(walk_[static_cast<size_t>(op.module)].module)
                    : -1;
     entry->op_module.push_back(code >= 0 ? code : -(op.module + 2));
     entry->ops.push_back(std::move(op));

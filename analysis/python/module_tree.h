@@ -29,10 +29,10 @@ struct NamedTensor {
 };
 
 // `path` is the module's name; it is extended for the children and restored (one string for the
-// whole walk rather than one per level).
+// whole walk rather than one per level). `positions` gets each module's place in `out`.
 inline void walk_modules(InstanceObj* m, std::string& path, InstanceObj* parent, const std::string& key,
-                         std::unordered_set<const InstanceObj*>& seen, std::vector<NamedModule>& out) {
-  if (!m || !seen.insert(m).second) return;
+                         std::unordered_map<const InstanceObj*, int>& positions, std::vector<NamedModule>& out) {
+  if (!m || !positions.emplace(m, static_cast<int>(out.size())).second) return;
   out.push_back({path, m, parent, key});
   if (!m->module) return;
   const size_t length = path.size();
@@ -40,17 +40,20 @@ inline void walk_modules(InstanceObj* m, std::string& path, InstanceObj* parent,
     if (!child) continue;
     if (length) path += '.';
     path += k;
-    walk_modules(child.get(), path, m, k, seen, out);
+    walk_modules(child.get(), path, m, k, positions, out);
     path.resize(length);
   }
 }
 
-inline std::vector<NamedModule> named_modules(InstanceObj& root) {
+inline std::vector<NamedModule> named_modules(InstanceObj& root, std::unordered_map<const InstanceObj*, int>& positions) {
   std::vector<NamedModule> out;
-  std::unordered_set<const InstanceObj*> seen;
   std::string path;
-  walk_modules(&root, path, nullptr, "", seen, out);
+  walk_modules(&root, path, nullptr, "", positions, out);
   return out;
+}
+inline std::vector<NamedModule> named_modules(InstanceObj& root) {
+  std::unordered_map<const InstanceObj*, int> positions;
+  return named_modules(root, positions);
 }
 
 // Visits the parameters (or buffers) of `modules` in named_parameters() order, each tensor once:
@@ -75,9 +78,9 @@ void for_each_tensor(const std::vector<NamedModule>& modules, bool buffers, Visi
   for_each_tensor(modules, buffers, positions, std::forward<Visit>(visit));
 }
 
-// Where a walk's modules and tensors sit in the model IR built from it: modules in walk order,
-// parameters and buffers in for_each_tensor order. Made once per construction (IrBuilder) and read
-// by every trace on it.
+// Where a walk's modules and tensors sit in the model IR built from it: modules in walk order
+// (named_modules fills it), parameters and buffers in for_each_tensor order (IrBuilder). Made once
+// per construction and read by every trace on it.
 struct TreeIndex {
   std::unordered_map<const InstanceObj*, int> module;
   std::unordered_map<const TensorObj*, int> parameter, buffer;
