@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/small_vector.h"
 #include "ir/span.h"
 
 namespace shardlens::ir {
@@ -42,8 +43,10 @@ enum class OpKind : uint8_t {
 
 const char* op_kind_name(OpKind k);
 
+using Shape = SmallVector<int64_t, 4>;  // most tensors have at most 4 dims
+
 struct TensorInfo {
-  std::vector<int64_t> shape;
+  Shape shape;
   bool shape_known = false;
   std::string dtype = "float32";
   int parameter = -1;  // index into ModelIR::parameters
@@ -59,13 +62,13 @@ struct TensorInfo {
 struct Op {
   OpKind kind = OpKind::Unknown;
   std::string name;         // what the script called: "Linear", "F.linear", "view", "+", ...
-  std::vector<int> inputs;  // tensor ids (parameters and buffers included)
-  std::vector<int> outputs;
+  SmallVector<int, 4> inputs;  // tensor ids (parameters and buffers included)
+  SmallVector<int, 2> outputs;
   // Contract: "bsi,oi->bso"-style letters, one per input and output dim; uppercase letters are
   // spatial dims that must not be sharded (conv halo exchange is not lowerable, tt-mlir #8216).
   std::string equation;
-  std::vector<int> dims;
-  std::vector<int64_t> sizes;
+  SmallVector<int, 2> dims;
+  SmallVector<int64_t, 2> sizes;
   int64_t groups = 1;       // Norm: GroupNorm groups; Contract (conv): feature groups
   bool linear = false;      // Reduce: sum/mean (partial sums may pass through)
   int module = -1;          // index into ModelIR::modules: whose forward ran it (Call: the callee)

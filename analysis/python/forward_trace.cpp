@@ -1313,7 +1313,7 @@ std::string ForwardTracer::input_told_by(const ir::Op& op, std::vector<char>& re
         return "features scaled by " + model_.parameters[flow_->tensors[t].parameter].name;
       }
   }
-  auto weight_shape = [&](size_t i) -> const std::vector<int64_t>* {
+  auto weight_shape = [&](size_t i) -> const ir::Shape* {
     if (i < op.inputs.size() && flow_->tensors[op.inputs[i]].parameter >= 0) return &flow_->tensors[op.inputs[i]].shape;
     return nullptr;
   };
@@ -1323,7 +1323,7 @@ std::string ForwardTracer::input_told_by(const ir::Op& op, std::vector<char>& re
     dtype = "int64";
     return "token ids for " + (mod.name.empty() ? std::string("the root") : mod.name);
   }
-  const std::vector<int64_t>* w = weight_shape(1);
+  const ir::Shape* w = weight_shape(1);
   if ((op.name == "Linear" || op.name == "F.linear") && w && w->size() >= 2) {
     shape = {workload_.batch, workload_.tokens, (*w)[1]};
     return "features for " + mod.name;

@@ -242,7 +242,7 @@ class Translator {
     if (!v || !v->contains("items")) return {};
     return (*v)["items"].get<std::vector<int>>();
   }
-  const std::vector<int64_t>* shape_of(int id) {
+  const ir::Shape* shape_of(int id) {
     int t = tensor(id);
     return t >= 0 && flow_.tensors[t].shape_known ? &flow_.tensors[t].shape : nullptr;
   }
@@ -465,7 +465,7 @@ class Translator {
       std::sort(once.begin(), once.end());
       eq += "->" + once;
     }
-    std::vector<const std::vector<int64_t>*> shapes;
+    std::vector<const ir::Shape*> shapes;
     size_t max_rank = 0;
     for (int id : operand_ids) {
       shapes.push_back(shape_of(id));
