@@ -21,7 +21,7 @@ std::string describe_input(const ForwardTracer::InputShape& input) {
 
 using ir::OpKind;
 
-const std::vector<int64_t>* shape_of(const Value& v) {
+const ir::Shape* shape_of(const Value& v) {
   auto* t = v.as<TensorObj>();
   return t && t->shape ? &*t->shape : nullptr;
 }
@@ -150,7 +150,7 @@ ir::Op& ForwardTracer::record(OpKind kind, std::string name, const std::vector<V
   return flow_->ops.back();
 }
 
-std::shared_ptr<TensorObj> ForwardTracer::make(Interpreter& in, std::vector<int64_t> shape, const std::string& dtype,
+std::shared_ptr<TensorObj> ForwardTracer::make(Interpreter& in, ir::Shape shape, const std::string& dtype,
                                                const ir::Span& site) {
   // A kernel larger than its input (or a bad size) gives no valid shape: unknown, with the reason.
   for (auto d : shape)
@@ -907,7 +907,7 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
     Value cond = arg(0, "condition");
     std::vector<Value> ops = inputs;
     auto* a = shape_of(arg(method ? 0 : 1, "input")), *b = shape_of(arg(method ? 1 : 2, "other"));
-    const std::vector<int64_t>* s = a ? a : b;
+    const ir::Shape* s = a ? a : b;
     if (!s) return record_unknown(in, "where", inputs, "operand shapes unknown", site);
     auto out = *s;
     for (auto* other : {a, b, shape_of(cond)})
@@ -1006,7 +1006,7 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
   }
   if (name == "index_add" || name == "index_add_" || name == "scatter_add" || name == "scatter_add_" ||
       name == "index_put_" || name == "index_copy_" || name == "scatter_" || name == "scatter") {
-    Value r = method && name.back() == '_' ? fn.self : Value::object(make(in, shape_of(x) ? *shape_of(x) : std::vector<int64_t>{}, x.as<TensorObj>()->dtype, site));
+    Value r = method && name.back() == '_' ? fn.self : Value::object(make(in, shape_of(x) ? *shape_of(x) : ir::Shape{}, x.as<TensorObj>()->dtype, site));
     auto& op = record(OpKind::Accumulate, name, inputs, r, site);
     op.dims = {static_cast<int>(int_arg(args, a0, "dim").value_or(0))};
     op.linear = name.find("add") != std::string::npos;

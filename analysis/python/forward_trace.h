@@ -121,7 +121,7 @@ class ForwardTracer {
   int new_version(const std::shared_ptr<TensorObj>& t);
   ir::Op& record(ir::OpKind kind, std::string name, const std::vector<Value>& inputs, const Value& result,
                  const ir::Span& site);
-  std::shared_ptr<TensorObj> make(Interpreter& in, std::vector<int64_t> shape, const std::string& dtype,
+  std::shared_ptr<TensorObj> make(Interpreter& in, ir::Shape shape, const std::string& dtype,
                                   const ir::Span& site);
   Value record_unknown(Interpreter& in, const std::string& name, const std::vector<Value>& inputs,
                        const std::string& why, const ir::Span& site);

@@ -251,7 +251,7 @@ bool Interpreter::take_exception(const std::string& type) {
   return matches;
 }
 
-std::shared_ptr<TensorObj> Interpreter::new_tensor(std::optional<std::vector<int64_t>> shape,
+std::shared_ptr<TensorObj> Interpreter::new_tensor(std::optional<ir::Shape> shape,
                                                    const ir::Span& site, bool parameter) {
   auto t = std::make_shared<TensorObj>();
   t->shape = std::move(shape);

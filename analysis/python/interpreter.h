@@ -134,7 +134,7 @@ class Interpreter {
   std::shared_ptr<ClassObj> module_base() const { return builtins_->module_base; }
   std::shared_ptr<ClassObj> object_base() const { return builtins_->object_base; }
   Value instantiate(const std::shared_ptr<ClassObj>& cls, CallArgs args, const ir::Span& site);
-  std::shared_ptr<TensorObj> new_tensor(std::optional<std::vector<int64_t>> shape, const ir::Span& site,
+  std::shared_ptr<TensorObj> new_tensor(std::optional<ir::Shape> shape, const ir::Span& site,
                                         bool parameter = false);
   const std::vector<Event>& events() const { return events_; }
   // Choices made on the user's behalf that a user should know about.

@@ -309,7 +309,7 @@ class TrackedValues {
 struct TensorObj : Object {
   static constexpr ObjKind kKind = ObjKind::Tensor;
   TensorObj() : Object(ObjKind::Tensor) {}
-  std::optional<std::vector<int64_t>> shape;  // empty optional: shape unknown (see why)
+  std::optional<ir::Shape> shape;  // empty optional: shape unknown (see why)
   std::string dtype = "float32";
   bool is_parameter = false;
   bool requires_grad = false;
