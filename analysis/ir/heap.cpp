@@ -33,6 +33,11 @@ namespace shardlens {
 
 namespace {
 
+// How long mimalloc keeps freed pages committed (its default: 25 ms). Each analysis frees the run
+// it replaced once its diagnostics are out; with the default, those pages went back to the kernel
+// during the pause before the next keystroke, and the next analysis faulted ~300 of them in again.
+constexpr long kDecommitDelayMs = 1000;
+
 // mimalloc's entry points, when the program was linked with it (looked up, not linked: the
 // libraries and the test binaries run on glibc's malloc).
 struct Mimalloc {
@@ -72,7 +77,10 @@ std::string heap_allocator() {
 void configure_process_heap() {
   if (const auto& m = mimalloc(); m.version) {
 #if defined(SHARDLENS_MIMALLOC_H)
-    if (m.option_set) m.option_set(mi_option_eager_commit_delay, 0);
+    if (m.option_set) {
+      m.option_set(mi_option_eager_commit_delay, 0);
+      if (!std::getenv("MIMALLOC_DECOMMIT_DELAY")) m.option_set(mi_option_decommit_delay, kDecommitDelayMs);
+    }
 #endif
     return;
   }
