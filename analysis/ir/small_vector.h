@@ -121,7 +121,7 @@ class SmallVector {
   }
   template <class It, class = typename std::iterator_traits<It>::iterator_category>
   void assign(It first, It last) {
-    // Not from inside this vector (no caller does that).
+    // Not a range of this vector (no caller passes one; insert() takes them).
     const size_t n = static_cast<size_t>(std::distance(first, last));
     size_ = 0;
     if (n > capacity_) grow_to(n);
@@ -130,16 +130,25 @@ class SmallVector {
   }
   void assign(std::initializer_list<T> items) { assign(items.begin(), items.end()); }
 
-  iterator insert(const_iterator pos, const T& value) { return insert(pos, &value, &value + 1); }
+  iterator insert(const_iterator pos, const T& value) {
+    const size_t at = static_cast<size_t>(pos - begin());
+    T copy = value;  // `value` may be an element of this vector
+    if (size_ == capacity_) grow_to(capacity_ * 2);
+    T* p = data();
+    std::memmove(p + at + 1, p + at, (size_ - at) * sizeof(T));
+    p[at] = copy;
+    ++size_;
+    return p + at;
+  }
   iterator insert(const_iterator pos, size_t count, const T& value) {
-    std::vector<T> copies(count, value);
+    SmallVector copies(count, value);
     return insert(pos, copies.begin(), copies.end());
   }
   template <class It, class = typename std::iterator_traits<It>::iterator_category>
   iterator insert(const_iterator pos, It first, It last) {
     const size_t at = static_cast<size_t>(pos - begin());
-    // The range may be inside this vector: copy it out before moving anything.
-    std::vector<T> items(first, last);
+    // The range may be inside this vector: copy it out (inline, when short) before moving anything.
+    SmallVector items(first, last);
     reserve(size_ + items.size());
     T* p = data();
     std::memmove(p + at + items.size(), p + at, (size_ - at) * sizeof(T));

@@ -29,7 +29,7 @@ TEST_CASE("SmallVector does what std::vector does, over 20000 random operations"
   std::vector<int> model;
   for (int step = 0; step < 20000; ++step) {
     const int value = static_cast<int>(rng() % 1000);
-    switch (rng() % 16) {
+    switch (rng() % 17) {
       case 0:
       case 1:
         small.push_back(value);
@@ -50,8 +50,15 @@ TEST_CASE("SmallVector does what std::vector does, over 20000 random operations"
         break;
       case 4: {
         size_t at = pick(model.size() + 1);
-        small.insert(small.begin() + at, value);
-        model.insert(model.begin() + static_cast<long>(at), value);
+        if (!model.empty() && rng() % 2) {  // an element of the vector itself
+          size_t i = pick(model.size());
+          small.insert(small.begin() + at, small[i]);
+          model.insert(model.begin() + static_cast<long>(at), int(model[i]));
+        } else {
+          auto it = small.insert(small.begin() + at, value);
+          model.insert(model.begin() + static_cast<long>(at), value);
+          REQUIRE(*it == value);
+        }
         break;
       }
       case 5:  // a range of the vector itself, inserted into it
@@ -133,6 +140,12 @@ TEST_CASE("SmallVector does what std::vector does, over 20000 random operations"
         REQUIRE(as_vector == model);
         SmallVector<int, 3> from_vector = model;
         REQUIRE(from_vector == small);
+        break;
+      }
+      case 16: {
+        size_t at = pick(model.size() + 1), count = pick(6);
+        small.insert(small.begin() + at, count, value);
+        model.insert(model.begin() + static_cast<long>(at), count, value);
         break;
       }
     }
