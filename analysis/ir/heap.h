@@ -15,9 +15,10 @@ std::string heap_allocator();
 //
 // On mimalloc: freed pages stay committed for a second (decommit_delay 1000 ms, unless
 // MIMALLOC_DECOMMIT_DELAY says otherwise) rather than 25 ms: typing pauses are longer than 25 ms,
-// and an edit's analysis after one faulted back in the pages the last one freed: half the page
-// faults of bench/analysis. bench/lsp, four alternating runs each: edit->diagnostics p99 mean 17.3
-// ms against 19.6 (config-value edits 22.0 against 23.9), peak RSS 62.5 MiB against 59.6. And a thread's first segment is committed up front (eager_commit_delay 0). By default
+// and an edit's analysis after one faulted back in the pages the last one freed (twice the page
+// faults of bench/analysis). bench/lsp, four alternating runs each: edit->diagnostics p99 mean
+// 17.3 ms against 19.6 (config-value edits 22.0 against 23.9), peak RSS 62.5 MiB against 59.6.
+// And a thread's first segment is committed up front (eager_commit_delay 0). By default
 // mimalloc commits it page by page as it grows, and the two threads of a cold parse then took
 // 21 ms instead of 13 (bench/extract_bench.cpp). Why mimalloc at all: the interpreter and the
 // planner spend a third of an edit's analysis in malloc and free. Against glibc's malloc, in
