@@ -42,7 +42,8 @@ class SmallVector {
   SmallVector(It first, It last) {
     assign(first, last);
   }
-  // Implicit both ways, as the IR's users hand shapes to and from std::vector.
+  // Implicit both ways, as the IR's users hand shapes to and from std::vector. Converting copies:
+  // a helper that only reads a shape takes a std::span (or an ir::Shape), not a std::vector&.
   SmallVector(const std::vector<T>& v) { assign(v.begin(), v.end()); }
   operator std::vector<T>() const { return std::vector<T>(begin(), end()); }
 

@@ -718,7 +718,7 @@ uint16_t tag_for(const Prepared& prep, const ir::Op& op, const std::vector<Spec>
 // For a reshape: which output dim an input dim's sharding lands on (-1: it cannot stay sharded).
 // Splits keep the shard on the first (outermost) sub-dim when it divides; merges keep it when the
 // sharded dim is the outermost of the merged group.
-int reshape_target(const std::vector<int64_t>& is, const std::vector<int64_t>& os, int d, int n, int segments,
+int reshape_target(std::span<const int64_t> is, std::span<const int64_t> os, int d, int n, int segments,
                    int* out_segments) {
   *out_segments = 0;
   size_t i = 0, o = 0;

@@ -268,7 +268,7 @@ Value ForwardTracer::matmul(Interpreter& in, const std::string& name, const Valu
   size_t nb = std::max(as->size(), bs->size()) - 2;
   if (nb > 6) return record_unknown(in, name, {a, b}, "matmul rank too high", site);
   std::string out(kBatchLetters, nb);
-  auto letters_for = [&](const std::vector<int64_t>& s, const std::vector<int64_t>& other) {
+  auto letters_for = [&](const ir::Shape& s, const ir::Shape& other) {
     std::string l;
     size_t own = s.size() - 2;
     for (size_t i = 0; i < own; ++i) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <span>
 
 #include "ir/module_path.h"
 #include "python/interpreter.h"
@@ -224,7 +225,7 @@ bool is_true(Interpreter& in, const Value& v) { return in.truth(v).value_or(fals
 
 // --- tensor shapes -----------------------------------------------------------------------------
 
-std::optional<std::vector<int64_t>> broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+std::optional<std::vector<int64_t>> broadcast(std::span<const int64_t> a, std::span<const int64_t> b) {
   std::vector<int64_t> out(std::max(a.size(), b.size()));
   for (size_t i = 0; i < out.size(); ++i) {
     int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
@@ -245,7 +246,7 @@ Value tensor_like(Interpreter& in, const TensorObj& t, std::optional<std::vector
 
 int64_t norm_dim(int64_t d, size_t rank) { return d < 0 ? d + static_cast<int64_t>(rank) : d; }
 
-std::optional<std::vector<int64_t>> reshape(const std::vector<int64_t>& from, std::vector<int64_t> to) {
+std::optional<std::vector<int64_t>> reshape(std::span<const int64_t> from, std::vector<int64_t> to) {
   int64_t total = 1;
   for (auto d : from) total *= d;
   int64_t known = 1;
