@@ -20,7 +20,17 @@ size_t DocumentAnalysis::line_offset(uint32_t line_1based) const {
   return line_starts[line_1based - 1];
 }
 
-size_t DocumentAnalysis::offset_of(const ir::Span& span, bool end) const {
+size_t DocumentAnalysis::offset_of(const ir::Span& given, bool end) const {
+  // A place in an imported module shows where this document builds the model.
+  ir::Span span = given;
+  if (!span.in_document()) {
+    span = {};
+    for (auto& m : model().modules)
+      if (m.span.valid() && m.span.in_document()) {
+        span = m.span;
+        break;
+      }
+  }
   uint32_t line = end ? span.end_line : span.line;
   uint32_t column = end ? span.end_column : span.column;
   if (line == 0) return 0;
@@ -63,7 +73,7 @@ void add_plan_findings(DocumentAnalysis& a) {
     Finding f;
     f.code = d.code;
     f.severity = d.severity;
-    f.message = (a.plan.meshes.size() > 1 && !d.mesh.empty() ? "[" + d.mesh + "] " : "") + d.message;
+    f.message = (a.plan.meshes.size() > 1 && !d.mesh.empty() ? "[" + d.mesh + "] " : "") + d.message + ir::elsewhere_suffix(d.span);
     if (d.span.valid()) {
       f.start = a.offset_of(d.span, false);
       f.end = std::max(f.start, a.offset_of(d.span, true));
@@ -76,7 +86,7 @@ void add_plan_findings(DocumentAnalysis& a) {
     bool syntax = u.what == "syntax error" || u.reason.find("does not parse") != std::string::npos;
     f.code = syntax ? "syntax-error" : "unresolved";
     f.severity = syntax ? "warning" : "information";
-    f.message = syntax ? (u.what == "syntax error" ? u.reason : u.what + ": " + u.reason) : u.what + ": " + u.reason;
+    f.message = (syntax ? (u.what == "syntax error" ? u.reason : u.what + ": " + u.reason) : u.what + ": " + u.reason) + ir::elsewhere_suffix(u.span);
     if (u.span.valid()) {
       f.start = a.offset_of(u.span, false);
       f.end = std::max(f.start, a.offset_of(u.span, true));

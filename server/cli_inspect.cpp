@@ -43,6 +43,7 @@ bool read_file(const std::string& path, std::string& out, std::string& error) {
 
 int run_inspect(const std::vector<std::string>& args) {
   std::string file, model, format = "text";
+  std::vector<std::string> python_path;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](const char* flag) -> const std::string* {
@@ -58,6 +59,10 @@ int run_inspect(const std::vector<std::string>& args) {
       model = *v;
     } else if (a.rfind("--model=", 0) == 0) {
       model = a.substr(8);
+    } else if (a == "--python-path" || a.rfind("--python-path=", 0) == 0) {
+      if (a.size() > 13) python_path.push_back(a.substr(14));
+      else if (auto v = value("--python-path")) python_path.push_back(*v);
+      else return 2;
     } else if (a == "--format") {
       auto v = value("--format");
       if (!v) return 2;
@@ -75,7 +80,7 @@ int run_inspect(const std::vector<std::string>& args) {
     }
   }
   if (file.empty()) {
-    std::fputs("usage: shardlens inspect FILE [--model EXPR] [--format text|json]\n", stderr);
+    std::fputs("usage: shardlens inspect FILE [--model EXPR] [--python-path DIR ...] [--format text|json]\n", stderr);
     return 2;
   }
   if (format != "text" && format != "json") {
@@ -98,6 +103,7 @@ int run_inspect(const std::vector<std::string>& args) {
   python::ModelExtractor extractor(std::move(text), file);
   python::ExtractOptions options;
   options.model_expression = model;
+  options.python_path = python::search_path_entries(python_path);
   auto result = extractor.extract(options);
   if (format == "json") {
     auto j = ir::to_json(result.model);
@@ -109,7 +115,7 @@ int run_inspect(const std::vector<std::string>& args) {
   if (!result.ok) {
     std::fprintf(stderr, "shardlens inspect: %s: %s\n", file.c_str(), result.error.c_str());
     for (auto& u : result.model.unresolved)
-      std::fprintf(stderr, "  %s:%u:%u: %s: %s\n", file.c_str(), u.span.line, u.span.column + 1, u.what.c_str(), u.reason.c_str());
+      std::fprintf(stderr, "  %s: %s: %s\n", ir::span_location(u.span, file).c_str(), u.what.c_str(), u.reason.c_str());
     return 1;
   }
   return 0;

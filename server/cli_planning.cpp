@@ -47,7 +47,7 @@ FlagStatus take_planning_flag(const char* command, const char* usage, const std:
     has_inline = true;
   }
   static const char* kFlags[] = {"--model", "--mesh", "--strategy", "--batch", "--seq", "--phase", "--dtype",
-                                 "--hardware", "--spatial", "--pin", "--pin-output", "--pins-only"};
+                                 "--hardware", "--spatial", "--pin", "--pin-output", "--pins-only", "--python-path"};
   bool mine = false;
   for (auto* f : kFlags) mine |= a == f;
   if (!mine) return FlagStatus::NotMine;
@@ -81,6 +81,8 @@ FlagStatus take_planning_flag(const char* command, const char* usage, const std:
   if (!v) return FlagStatus::Error;
   if (a == "--model") {
     out.model_expr = *v;
+  } else if (a == "--python-path") {
+    out.python_path.push_back(*v);
   } else if (a == "--mesh") {
     std::string error;
     auto m = plan::parse_mesh(*v, error);
@@ -139,6 +141,7 @@ std::optional<PlanningSource> extract_for_planning(const char* command, const st
   python::ModelExtractor extractor(source.text, file);
   python::ExtractOptions extract;
   extract.model_expression = planning.model_expr;
+  extract.python_path = python::search_path_entries(planning.python_path);
   extract.trace_forward = true;
   extract.workload = planning.trace;
   auto extracted = extractor.extract(extract);

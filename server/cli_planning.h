@@ -17,6 +17,7 @@ namespace shardlens::cli {
 
 struct PlanningArgs {
   std::string model_expr;
+  std::vector<std::string> python_path;  // --python-path DIR, repeatable
   plan::PlanOptions options;
   python::TraceWorkload trace;
 };

@@ -90,7 +90,7 @@ Tally tally(const plan::MeshPlan& mp, const std::string& module_pattern, int ins
   Tally t;
   for (auto& c : mp.collectives) {
     bool hit = module_pattern.empty() || matches_module(c.at, module_pattern) ||
-               (line > 0 && c.span.valid() && static_cast<int>(c.span.line) <= line && line <= static_cast<int>(c.span.end_line));
+               (line > 0 && c.span.valid() && c.span.in_document() && static_cast<int>(c.span.line) <= line && line <= static_cast<int>(c.span.end_line));
     if (!hit) continue;
     double per_instance = static_cast<double>(c.count) / std::max(1, instances);
     t.count_by_kind[kind_name(c.kind)] += per_instance;
@@ -138,7 +138,7 @@ std::string mesh_heading(const plan::MeshPlan& mp) {
 std::optional<std::string> parameter_hover(const DocumentAnalysis& a, uint32_t line) {
   std::vector<const ir::Parameter*> params;
   for (auto& p : a.model().parameters)
-    if (p.span.valid() && p.span.line <= line && line <= p.span.end_line) params.push_back(&p);
+    if (p.span.valid() && p.span.in_document() && p.span.line <= line && line <= p.span.end_line) params.push_back(&p);
   if (params.empty()) return std::nullopt;
   std::vector<std::string> names;
   for (auto* p : params) names.push_back(p->name);
@@ -161,7 +161,7 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
   const ir::Span* best = nullptr;
   for (auto& m : a.model().modules) {
     if (!m.span.valid() || m.name.empty()) continue;
-    if (m.span.line <= line && line <= m.span.end_line) {
+    if (m.span.in_document() && m.span.line <= line && line <= m.span.end_line) {
       if (!best || (m.span.end_line - m.span.line) < (best->end_line - best->line)) best = &m.span;
     }
   }
@@ -169,7 +169,7 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
   // Module calls first; else a layer that owns weights (a Linear's contraction runs as its op).
   for (int pass = 0; pass < 2 && !best; ++pass)
     for (auto& op : a.model().dataflow.ops) {
-      if (op.module <= 0 || !op.span.valid() || op.span.line > line || line > op.span.end_line) continue;
+      if (op.module <= 0 || !op.span.valid() || !op.span.in_document() || op.span.line > line || line > op.span.end_line) continue;
       const ir::Module& m = a.model().modules[op.module];
       bool wanted = pass == 0 ? op.kind == ir::OpKind::Call : !m.parameters.empty();
       if (wanted && m.span.valid()) {
@@ -185,7 +185,7 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
   bool forward_collectives = false;
   for (auto& mp : a.plan.meshes)
     for (auto& c : mp.collectives)
-      if (c.span.valid() && c.span.line <= line && line <= c.span.end_line) forward_collectives = true;
+      if (c.span.valid() && c.span.in_document() && c.span.line <= line && line <= c.span.end_line) forward_collectives = true;
   if (group.empty() && !forward_collectives) return parameter_hover(a, line);
 
   std::string md;
@@ -232,7 +232,7 @@ std::optional<std::string> layer_hover(const DocumentAnalysis& a, uint32_t line)
     if (t.count() > 0) md += " · " + plan::format_bytes(t.bytes) + " · " + plan::format_us(t.us);
     md += "\n";
     for (auto& c : mp.collectives) {
-      bool hit = (!pattern.empty() && matches_module(c.at, pattern)) || (c.span.valid() && c.span.line <= line && line <= c.span.end_line);
+      bool hit = (!pattern.empty() && matches_module(c.at, pattern)) || (c.span.valid() && c.span.in_document() && c.span.line <= line && line <= c.span.end_line);
       if (hit) md += "  - " + std::to_string(c.count) + " × " + kind_name(c.kind) + " of " + plan::format_bytes(c.bytes) + " " + c.tensor + " at " + code_span(c.at) + ": " + c.why + "\n";
     }
     if (!why.empty()) md += "- why: " + why + "\n";
@@ -260,7 +260,7 @@ std::string model_summary(const DocumentAnalysis& a) {
 // Hover on the statement that builds the model (`model = GPT(GPTConfig())`).
 std::optional<std::string> instance_hover(const DocumentAnalysis& a, uint32_t line) {
   const ir::Module& root = a.model().modules[0];
-  if (!root.span.valid() || line < root.span.line || line > root.span.end_line) return std::nullopt;
+  if (!root.span.valid() || !root.span.in_document() || line < root.span.line || line > root.span.end_line) return std::nullopt;
   return "### " + code_span(a.model().root_expression.empty() ? root.class_name : a.model().root_expression) + " — " + root.class_name + ", " +
          std::to_string(a.model().parameters.size()) + " parameter tensors\n" + model_summary(a);
 }

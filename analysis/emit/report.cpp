@@ -210,7 +210,8 @@ class ReportWriter {
       out << "The front end could not resolve " << model_.unresolved.size() << " item" << (model_.unresolved.size() == 1 ? "" : "s")
           << " (`shardlens inspect` lists them all):\n\n";
       for (size_t i = 0; i < model_.unresolved.size() && i < 5; ++i)
-        out << "- line " << model_.unresolved[i].span.line << ": " << md_code(model_.unresolved[i].what) << " — "
+        out << "- " << (model_.unresolved[i].span.in_document() ? "line " + std::to_string(model_.unresolved[i].span.line)
+                                                                  : ir::span_location(model_.unresolved[i].span, "")) << ": " << md_code(model_.unresolved[i].what) << " — "
             << md_escape(model_.unresolved[i].reason) << "\n";
       if (model_.unresolved.size() > 5) out << "- … and " << model_.unresolved.size() - 5 << " more\n";
       out << "\n";
@@ -921,7 +922,7 @@ class ReportWriter {
     for (auto& d : result_.diagnostics) {
       if (d.code == "memory-fallback" || d.code == "memory-does-not-fit") continue;
       diag = true;
-      out << "- " << (d.mesh.empty() ? std::string() : md_escape(d.mesh) + ": ") << md_code(script() + ":" + std::to_string(d.span.line) + ":" + std::to_string(d.span.column + 1)) << " " << md_escape(d.severity)
+      out << "- " << (d.mesh.empty() ? std::string() : md_escape(d.mesh) + ": ") << md_code(ir::span_location(d.span, script())) << " " << md_escape(d.severity)
           << " [" << md_escape(d.code) << "] " << cites_.linkify(d.message) << "\n";
     }
     for (auto& mp : result_.meshes)

@@ -3,7 +3,9 @@
 namespace shardlens::ir {
 
 nlohmann::json span_to_json(const Span& s) {
-  return {{"line", s.line}, {"column", s.column}, {"end_line", s.end_line}, {"end_column", s.end_column}};
+  nlohmann::json j = {{"line", s.line}, {"column", s.column}, {"end_line", s.end_line}, {"end_column", s.end_column}};
+  if (s.file) j["file"] = source_file_path(s.file);  // a span in an imported module
+  return j;
 }
 
 static nlohmann::json shape_json(const std::vector<int64_t>& shape, bool known) {

@@ -167,7 +167,7 @@ std::string to_text(const PlanResult& r, const ir::ModelIR& model, const PlanOpt
   }
   if (!r.diagnostics.empty()) out << "\n";
   for (auto& d : r.diagnostics)
-    out << model.source << ":" << d.span.line << ":" << d.span.column + 1 << ": " << d.severity << " [" << d.code << "] " << d.message << "\n";
+    out << ir::span_location(d.span, model.source) << ": " << d.severity << " [" << d.code << "] " << d.message << "\n";
   for (auto& n : r.notes) out << "note: " << n << "\n";
   return out.str();
 }

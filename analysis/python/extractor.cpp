@@ -1,12 +1,15 @@
 #include "python/extractor.h"
 
+#include <sys/stat.h>
 #include <tree_sitter/api.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <tuple>
 #include <unordered_set>
 
 #include "ir/hash.h"
@@ -129,6 +132,7 @@ struct ModelExtractor::Construction {
   Interpreter::Checkpoint built;  // the interpreter when construction ended
   std::unique_ptr<Unit> expression_unit;  // --model's
   ExprPtr expression;
+  std::vector<std::shared_ptr<const LoadedModule>> imported;  // the modules its run read from source
   std::unique_ptr<Interpreter> interp;  // last: its objects point into the statements above
 };
 
@@ -465,7 +469,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
            });
   };
   if (options.reuse_unchanged && last_ && same_units(last_->units, made.units) && last_->skipped == made.skipped &&
-      last_->options == made.options) {
+      last_->options == made.options && imports_unchanged(last_->imported)) {
     result.unchanged = true;
     result.ok = last_->ok;
     result.error = last_->error;
@@ -484,6 +488,9 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   // swapped in, or a new run of the script.
   std::unique_ptr<Construction> fresh;
   Construction* c = nullptr;
+  // A kept run stands for its imports as they were: one changed file and the script runs anew.
+  if (construction_ && !imports_unchanged(construction_->imported)) retire(std::move(construction_));
+  if (spare_construction_ && !imports_unchanged(spare_construction_->imported)) retire(std::move(spare_construction_));
   bool adopted = options.reuse_construction && adopt_edited_methods(all_units, made.options);
   if (!adopted && options.reuse_construction && spare_construction_) {
     std::swap(construction_, spare_construction_);
@@ -510,7 +517,13 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     fresh = std::make_unique<Construction>();
     c = fresh.get();
     c->interp = std::make_unique<Interpreter>();
+    if (!loader_) loader_ = std::make_shared<ModuleLoader>();
+    // __file__ is absolute, as Python 3.9+ gives it to the main script.
+    std::error_code ec;
+    std::string script_file = source_path_.empty() || source_path_ == "-" ? "" : std::filesystem::absolute(source_path_, ec).lexically_normal().string();
+    c->interp->set_module_loader(loader_, search_roots(options), script_file);
     construct(*c, all_units, options, result);
+    c->imported = c->interp->loaded_modules();
     c->options = made.options;
     for (auto& u : all_units) c->units.emplace_back(u, u->start_row);
     result.stats.execute_ms = ms(t1) - result.stats.ir_ms;
@@ -569,8 +582,15 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
                                              ? "nesting beyond the analyser's depth limit; the rest of the file is still analysed"
                                              : "the statement does not parse; the rest of the file is still analysed",
                                          {u->start_row + span.row + 1, span.column, u->start_row + span.end_row + 1, span.end_column}});
+  // Each imported module once (a run may read one twice only if it changed meanwhile: not here).
+  for (auto& m : c->imported) {
+    result.dependencies.push_back(m->path);
+    for (auto& [span, message] : m->problems)
+      result.model.unresolved.push_back({message, "in an imported module; the rest of it is still analysed", span});
+  }
+  // The document's own entries first, by position; then each imported file's.
   std::stable_sort(result.model.unresolved.begin(), result.model.unresolved.end(), [](auto& a, auto& b) {
-    return a.span.line < b.span.line || (a.span.line == b.span.line && a.span.column < b.span.column);
+    return std::tuple(a.span.file, a.span.line, a.span.column) < std::tuple(b.span.file, b.span.line, b.span.column);
   });
   for (const auto& n : interp.notes()) result.model.notes.push_back(n);
   result.stats.interpreter_steps = interp.steps();
@@ -588,6 +608,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
   guard.done = true;
   made.ok = result.ok;
   made.error = result.error;
+  made.imported = c->imported;
   last_ = std::make_shared<const Made>(std::move(made));
   return result;
 }
@@ -847,6 +868,59 @@ void ModelExtractor::construct(Construction& c, const std::vector<std::shared_pt
   c.built = interp.checkpoint();
   // Kept only where a later extraction may trace on it again (see the end of extract()).
   if (root && options.trace_forward && options.reuse_construction) c.model = result.model;
+}
+
+}  // namespace shardlens::python
+
+namespace shardlens::python {
+
+std::vector<std::string> ModelExtractor::search_roots(const ExtractOptions& options) const {
+  // The script's folder, then the root of the package it sits in (the folder above the topmost
+  // one with an __init__.py), then the caller's entries, as pyright orders them.
+  std::vector<std::string> roots;
+  std::error_code ec;
+  // Absolute, so that sys.path entries the script adds (relative to its folder) resolve alike.
+  std::string script = source_path_.empty() || source_path_ == "-" ? "./-" : source_path_;
+  std::string dir = std::filesystem::absolute(std::filesystem::path(script), ec).parent_path().lexically_normal().string();
+  if (ec || dir.empty()) dir = ".";
+  if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  roots.push_back(dir);
+  std::string package_root = dir;
+  struct stat st {};
+  while (::stat((package_root + "/__init__.py").c_str(), &st) == 0) {
+    size_t up = package_root.find_last_of('/');
+    if (up == std::string::npos || up == 0) break;
+    package_root = package_root.substr(0, up);
+  }
+  if (package_root != dir) roots.push_back(package_root);
+  for (auto& p : options.python_path)
+    if (std::find(roots.begin(), roots.end(), p) == roots.end()) roots.push_back(p);
+  return roots;
+}
+
+bool ModelExtractor::imports_unchanged(const std::vector<std::shared_ptr<const LoadedModule>>& modules) {
+  if (modules.empty()) return true;
+  if (!loader_) return false;
+  for (auto& m : modules)
+    if (loader_->load(m->path) != m) return false;  // the loader hands back the same lowering while the file is the same
+  return true;
+}
+
+std::shared_ptr<LoadedModule> lower_module_text(const std::string& path, const std::string& text) {
+  auto out = std::make_shared<LoadedModule>();
+  out->path = path;
+  out->file = ir::intern_source_file(path);
+  ModelExtractor extractor(text, path);
+  ExtractStats stats;
+  out->units = extractor.units(stats);
+  for (auto& u : out->units) {
+    u->file = out->file;
+    for (auto& [span, message] : u->problems)
+      out->problems.push_back({{u->start_row + span.row + 1, span.column, u->start_row + span.end_row + 1, span.end_column, out->file}, message});
+  }
+  for (uint32_t row : extractor.skipped_lines_)
+    out->problems.push_back({{row + 1, 0, row + 1, 0, out->file}, "syntax error"});
+  return out;
 }
 
 }  // namespace shardlens::python

@@ -11,6 +11,7 @@
 
 #include "ir/model_ir.h"
 #include "python/forward_trace.h"
+#include "python/module_loader.h"
 #include "python/source_document.h"
 
 namespace shardlens::python {
@@ -38,6 +39,9 @@ struct ExtractOptions {
   // the trace confirms them (ForwardTracer::guess_inputs); off only to check that this changes
   // nothing.
   bool reuse_input_shapes = true;
+  // Where imports are searched after the script's folder and its package root, in order
+  // (PYTHONPATH's entries, then --python-path / the python-path setting: search_path_entries()).
+  std::vector<std::string> python_path;
   bool operator==(const ExtractOptions&) const = default;
 };
 
@@ -63,6 +67,9 @@ struct ExtractResult {
   std::string error;
   ir::ModelIR model;
   ExtractStats stats;
+  // The files of the modules the script imported from source (an edit to one of them changes the
+  // result; the library models' paths start with kLibraryRoot).
+  std::vector<std::string> dependencies;
   // The last extraction's run of the script, when this one replaced it: freeing a model's objects
   // takes milliseconds, which a caller in a hurry (an editor waiting for diagnostics) spends later.
   std::shared_ptr<void> retired;
@@ -76,6 +83,9 @@ class ModelExtractor {
   ~ModelExtractor();
 
   void apply_edit(const TextEdit& edit);
+  // Where imported modules come from; shared by the documents of one workspace (one is made on
+  // first use otherwise).
+  void set_module_loader(std::shared_ptr<ModuleLoader> loader) { loader_ = std::move(loader); }
   ExtractResult extract(const ExtractOptions& options = {});
   const SourceDocument& document() const { return document_; }
   // What the last extraction was made of, as a token. A caller that goes back to an earlier
@@ -103,6 +113,7 @@ class ModelExtractor {
     ExtractOptions options;
     bool ok = false;
     std::string error;
+    std::vector<std::shared_ptr<const LoadedModule>> imported;
   };
   std::shared_ptr<const Made> last_;
   // The last run of the script (its interpreter, the chosen root, the module tree), kept for the
@@ -122,6 +133,11 @@ class ModelExtractor {
   // whose construction fills them).
   std::mutex ahead_mutex_;
   std::vector<std::shared_ptr<Unit>> ahead_;
+
+  friend std::shared_ptr<LoadedModule> lower_module_text(const std::string& path, const std::string& text);
+  std::vector<std::string> search_roots(const ExtractOptions& options) const;
+  bool imports_unchanged(const std::vector<std::shared_ptr<const LoadedModule>>& modules);
+  std::shared_ptr<ModuleLoader> loader_;
 
   SourceDocument document_;
   std::string source_path_;

@@ -1,4 +1,6 @@
 #include "python/interpreter.h"
+
+#include "python/module_loader.h"
 #include "python/forward_trace.h"
 #include "python/lowering.h"
 
@@ -52,6 +54,7 @@ Interpreter::Interpreter(Bootstrap) : globals_(std::make_shared<Scope>()), built
   builtins_->module_base->is_module = true;
   install_python_builtins(*this);
   install_torch(*this);
+  install_files(*this);
 }
 
 std::shared_ptr<const Interpreter::Builtins> Interpreter::shared_builtins() {
@@ -93,6 +96,7 @@ Interpreter::~Interpreter() {
       cls->enum_members.clear();
     }
   globals_->vars.clear();
+  modules_.clear();
 }
 
 void Interpreter::rollback(const Checkpoint& to) {
@@ -111,7 +115,7 @@ void Interpreter::rollback(const Checkpoint& to) {
 
 ir::Span Interpreter::absolute(const RelSpan& s, const Unit* unit) const {
   uint32_t base = unit ? unit->start_row : 0;
-  return {base + s.row + 1, s.column, base + s.end_row + 1, s.end_column};
+  return {base + s.row + 1, s.column, base + s.end_row + 1, s.end_column, unit ? unit->file : 0};
 }
 
 void Interpreter::define(const std::string& qualname, Value v) {
@@ -268,24 +272,40 @@ std::shared_ptr<TensorObj> Interpreter::new_tensor(std::optional<ir::Shape> shap
 void Interpreter::run_module(const std::vector<std::shared_ptr<Unit>>& units, const std::string& module_name) {
   globals_->vars["__name__"] = Value::str(module_name);
   global_order_.push_back("__name__");
+  if (!script_path_.empty()) {
+    globals_->vars["__file__"] = Value::str(script_path_);
+    global_order_.push_back("__file__");
+  }
+  if (exec_units(units, globals_) == Flow::Raise && pending_ && pending_->type == kBudget)
+    note("analysis stopped", "the script needs more than the analysis budget of steps to execute", pending_->span);
+}
+
+// A module's statements in order; one that raises is noted and the rest still run (partial
+// results), except when the analysis budget ran out: that is left pending for the caller.
+Flow Interpreter::exec_units(const std::vector<std::shared_ptr<Unit>>& units, const std::shared_ptr<Scope>& scope) {
   Frame frame;
-  frame.scope = globals_;
+  frame.scope = scope;
   Frame* outer = frame_;
   frame_ = &frame;
+  int outer_guards = import_guards_;
+  import_guards_ = 0;
+  Flow result = Flow::Normal;
   for (const auto& unit : units) {
     if (!unit->stmt) continue;
     frame.unit = unit.get();
     Flow flow = exec(*unit->stmt, frame);
     if (flow == Flow::Raise && pending_) {
-      if (pending_->type == kBudget) {
-        note("analysis stopped", "the script needs more than the analysis budget of steps to execute", pending_->span);
+      if (uncatchable(pending_)) {
+        result = Flow::Raise;
         break;
       }
       note("module-level statement raised " + pending_->type, pending_->message, pending_->span);
       pending_.reset();
     }
   }
+  import_guards_ = outer_guards;
   frame_ = outer;
+  return result;
 }
 
 Value Interpreter::evaluate_in_globals(const Expr& expr, const Unit& unit) {
@@ -580,46 +600,197 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
   return Flow::Normal;
 }
 
+void Interpreter::set_module_loader(std::shared_ptr<ModuleLoader> loader, std::vector<std::string> roots, std::string script_path) {
+  loader_ = std::move(loader);
+  script_dir_ = roots.empty() ? "" : roots.front();  // the extractor puts the script's folder first, absolute
+  std::vector<Value> items;
+  for (auto& r : roots) items.push_back(Value::str(std::move(r)));
+  sys_path_ = make_list(std::move(items));
+  script_path_ = std::move(script_path);
+}
+
+Scope* Interpreter::module_globals(const std::string& module) const {
+  auto it = modules_.find(module);
+  if (it != modules_.end())
+    if (auto* ns = it->second.as<NamespaceObj>(); ns && ns->scope) return ns->scope.get();
+  return globals_.get();
+}
+
+// sys.path as the script left it: its string entries, relative ones against the script's folder
+// (the folder a user runs it from, in practice).
+std::vector<std::string> Interpreter::search_roots() {
+  std::vector<std::string> roots;
+  auto* list = sys_path_.as<ListObj>();
+  if (!list) return roots;
+  const std::string& base = script_dir_;
+  for (auto& v : list->items) {
+    if (!v.is_str()) continue;
+    std::string p = v.s;
+    if (p.empty() || p == ".") p = base.empty() ? "." : base;
+    else if (p[0] != '/' && !base.empty()) p = base + "/" + p;
+    roots.push_back(p);
+  }
+  return roots;
+}
+
+std::optional<Value> Interpreter::import_source(const std::string& qual, const ir::Span& site, std::string& why) {
+  if (auto it = modules_.find(qual); it != modules_.end()) return it->second;
+  if (!loader_) {
+    why = "No module named '" + qual + "' (imports are not followed here)";
+    return std::nullopt;
+  }
+  size_t dot = qual.rfind('.');
+  std::optional<ModuleFile> file;
+  NamespaceObj* parent = nullptr;
+  if (dot == std::string::npos) {
+    file = loader_->find_top(qual, search_roots());
+  } else {
+    auto p = import_source(qual.substr(0, dot), site, why);
+    if (!p) return std::nullopt;
+    parent = p->as<NamespaceObj>();
+    if (!parent || !parent->scope || parent->package_dirs.empty()) {
+      why = "No module named '" + qual + "'; '" + qual.substr(0, dot) + "' is not a package";
+      return std::nullopt;
+    }
+    file = loader_->find_sub(qual.substr(dot + 1), parent->package_dirs);
+  }
+  if (!file) {
+    why = "No module named '" + qual + "' on the search path (the script's folder, PYTHONPATH, --python-path)";
+    return std::nullopt;
+  }
+  auto ns = std::make_shared<NamespaceObj>();
+  ns->qualname = qual;
+  ns->package_dirs = file->package_dirs;
+  ns->scope = std::make_shared<Scope>();
+  ns->scope->globals = ns->scope.get();
+  ns->scope->module_name = qual;
+  scopes_.push_back(ns->scope);
+  auto& vars = ns->scope->vars;
+  vars["__name__"] = Value::str(qual);
+  vars["__file__"] = file->path.empty() ? Value::none() : Value::str(file->path);
+  vars["__package__"] = Value::str(file->is_package ? qual : (dot == std::string::npos ? std::string() : qual.substr(0, dot)));
+  vars["__doc__"] = Value::none();
+  if (file->is_package) {
+    std::vector<Value> dirs;
+    for (auto& d : file->package_dirs) dirs.push_back(Value::str(d));
+    vars["__path__"] = make_list(std::move(dirs));
+  }
+  Value module = Value::object(ns);
+  // Registered before it runs, as in Python: an import cycle sees the module as far as it got.
+  modules_[qual] = module;
+  if (parent) parent->scope->vars[qual.substr(dot + 1)] = module;
+  if (!file->path.empty()) {
+    std::string error;
+    auto loaded = loader_->load(file->path, &error);
+    if (!loaded) {
+      note("module '" + qual + "' not analysed", error, site);
+    } else {
+      loaded_.push_back(loaded);
+      if (call_depth_ >= limits_.max_call_depth) {
+        note("module '" + qual + "' not analysed", "imports nest deeper than the analysis allows", site);
+        return module;
+      }
+      CallDepth depth(call_depth_, deepest_call_);  // imports nest like calls: a cycle of them ends
+      if (exec_units(loaded->units, ns->scope) == Flow::Raise && pending_ && pending_->type == kBudget)
+        note("analysis stopped", "importing '" + qual + "' needs more than the analysis budget of steps", site);
+    }
+  }
+  return module;
+}
+
 void Interpreter::import_module(const Stmt& s, Frame& frame) {
-  auto resolve = [&](const std::string& qual) -> Value {
-    if (const Value* v = builtin(qual)) return *v;
-    return namespace_value(qual);  // a namespace; its members resolve (or not) on access
+  ir::Span site = absolute(s.span, frame.unit);
+  // Modules shardlens models natively (torch, math, ...) are never read from source.
+  auto native = [&](const std::string& module) {
+    return builtins_->namespaces.count(module.substr(0, module.find('.'))) > 0 || builtin(module) != nullptr;
   };
-  // Inside `try: ... except ImportError:` a package shardlens does not model is taken to be
-  // absent, so the script's own fallback is analysed (and the choice is noted).
-  auto guarded_absent = [&](const std::string& module) {
-    std::string root = module.substr(0, module.find('.'));
-    if (import_guards_ == 0 || builtins_->namespaces.count(root) || builtin(module)) return false;
-    std::string message = "imports from '" + root + "' were taken as unavailable, so the script's fallback was analysed";
+  auto find_module = [&](const std::string& qual, std::string& why) -> std::optional<Value> {
+    if (native(qual)) {
+      if (const Value* v = builtin(qual)) return *v;
+      return namespace_value(qual);
+    }
+    return import_source(qual, site, why);
+  };
+  // A module that is not there: inside `try: ... except ImportError:` the import raises, so the
+  // script's fallback is analysed; elsewhere each name it would bind is an unknown saying why.
+  auto absent = [&](const std::string& module, const std::string& why) {
+    if (import_guards_ == 0) return false;
+    std::string message = "imports from '" + module + "' were taken as unavailable, so the script's fallback was analysed";
     if (std::find(notes_.begin(), notes_.end(), message) == notes_.end()) notes_.push_back(message);
-    raise("ModuleNotFoundError", "No module named '" + root + "'", absolute(s.span, frame.unit));
+    raise("ModuleNotFoundError", why, site);
     return true;
   };
+  if (pending_) return;
   if (s.kind == StmtKind::Import) {
-    for (const auto& name : s.imports)
-      if (guarded_absent(name.path)) return;
     for (const auto& name : s.imports) {
+      std::string why;
+      auto m = find_module(name.path, why);
+      if (!m && absent(name.path, why)) return;
+      if (pending_) return;
       // `import a.b` binds a; `import a.b as c` binds c to a.b.
-      bool aliased = name.alias != name.path.substr(0, name.path.find('.'));
-      bind_name(name.alias, resolve(aliased ? name.path : name.path.substr(0, name.path.find('.'))), frame);
+      std::string root = name.path.substr(0, name.path.find('.'));
+      bool aliased = name.alias != root;
+      if (!m) {
+        bind_name(name.alias, unknown(why, site, true), frame);
+      } else if (aliased) {
+        bind_name(name.alias, *m, frame);
+      } else {
+        std::string ignored;
+        bind_name(name.alias, find_module(root, ignored).value_or(*m), frame);
+      }
     }
     return;
   }
   std::string module = s.module;
-  if (s.level == 0 && guarded_absent(module)) return;
   if (s.level > 0) {
-    for (const auto& name : s.imports) {
-      if (name.path == "*") continue;
-      bind_name(name.alias,
-                unknown("'" + name.path + "' is imported from a relative module (" + std::string(s.level, '.') +
-                            module + "), which is not analysed",
-                        absolute(s.span, frame.unit), true),
-                frame);
+    // Relative to the importing module's package (__package__), as Python resolves it.
+    Scope* globals = globals_of(frame);
+    auto pkg = globals->vars.find("__package__");
+    std::string base = pkg != globals->vars.end() && pkg->second.is_str() ? pkg->second.s : "";
+    for (size_t up = 1; up < s.level && !base.empty(); ++up) {
+      size_t dot = base.rfind('.');
+      base = dot == std::string::npos ? "" : base.substr(0, dot);
     }
-    return;
+    if (base.empty()) {
+      std::string why = "attempted relative import (" + std::string(s.level, '.') + module + ") with no known parent package";
+      if (absent(module, why)) return;
+      for (const auto& name : s.imports)
+        if (name.path != "*") bind_name(name.alias, unknown(why, site, true), frame);
+      return;
+    }
+    module = module.empty() ? base : base + "." + module;
   }
+  std::string why;
+  auto m = find_module(module, why);
+  if (!m && absent(module, why)) return;
+  if (pending_) return;
+  auto* source = m ? m->as<NamespaceObj>() : nullptr;
+  if (source && !source->scope) source = nullptr;
   for (const auto& name : s.imports) {
+    if (!m) {
+      if (name.path != "*")
+        bind_name(name.alias, unknown("'" + name.path + "' is imported from '" + module + "', which was not found: " + why, site, true), frame);
+      continue;
+    }
     if (name.path == "*") {
+      if (source) {
+        // __all__ when the module defines it, else every public name.
+        auto all = source->scope->vars.find("__all__");
+        std::vector<std::string> names;
+        if (all != source->scope->vars.end())
+          if (auto items = iterate(all->second, site))
+            for (auto& v : *items)
+              if (v.is_str()) names.push_back(v.s);
+        if (all == source->scope->vars.end())
+          for (auto& [k, v] : source->scope->vars)
+            if (!k.empty() && k[0] != '_') names.push_back(k);
+        std::sort(names.begin(), names.end());
+        for (auto& n : names) {
+          auto it = source->scope->vars.find(n);
+          if (it != source->scope->vars.end()) bind_name(n, it->second, frame);
+        }
+        continue;
+      }
       std::string prefix = module + ".";
       for (auto& [qual, v] : builtins_->registry)
         if (qual.rfind(prefix, 0) == 0 && qual.find('.', prefix.size()) == std::string::npos)
@@ -627,14 +798,33 @@ void Interpreter::import_module(const Stmt& s, Frame& frame) {
       continue;
     }
     std::string qual = module + "." + name.path;
-    Value v = resolve(qual);
+    if (source) {
+      auto it = source->scope->vars.find(name.path);
+      if (it != source->scope->vars.end()) {
+        bind_name(name.alias, it->second, frame);
+        continue;
+      }
+      std::string sub_why;
+      if (auto sub = import_source(qual, site, sub_why)) {  // a submodule of a package
+        bind_name(name.alias, *sub, frame);
+        continue;
+      }
+      if (pending_) return;
+      std::string cannot = "cannot import name '" + name.path + "' from '" + module + "'";
+      if (import_guards_ > 0) {
+        raise("ImportError", cannot, site);
+        return;
+      }
+      bind_name(name.alias, unknown(cannot + (modules_.count(module) ? " (not defined there, or an import cycle)" : ""), site, true), frame);
+      continue;
+    }
+    Value v = find_module(qual, why).value_or(Value());
     if (auto* ns = v.as<NamespaceObj>(); ns && !builtins_->namespaces.count(qual)) {
-      // Not a package we model: a name imported from it is a value we cannot see.
       std::string root = module.substr(0, module.find('.'));
       bool modelled_root = builtins_->namespaces.count(root) > 0;
       v = unknown(modelled_root ? "'" + qual + "' is not modelled by shardlens"
                                 : "'" + name.path + "' is imported from '" + module + "', which shardlens does not analyse",
-                  absolute(s.span, frame.unit), true);
+                  site, true);
     }
     bind_name(name.alias, v, frame);
   }
@@ -650,8 +840,9 @@ Value Interpreter::lookup_name(const std::string& name, Frame& frame, const ir::
     if (tracer_ && s != frame.scope.get()) tracer_->closure_read(s->serial);
     return it->second;
   }
-  auto it = globals_->vars.find(name);
-  if (it != globals_->vars.end()) return it->second;
+  Scope* globals = globals_of(frame);
+  auto it = globals->vars.find(name);
+  if (it != globals->vars.end()) return it->second;
   auto b = builtins_->python_builtins.find(name);
   if (b != builtins_->python_builtins.end()) return b->second;
   return unknown("name '" + name + "' is not defined", site, true);
@@ -660,7 +851,7 @@ Value Interpreter::lookup_name(const std::string& name, Frame& frame, const ir::
 void Interpreter::bind_name(const std::string& name, Value value, Frame& frame) {
   Scope* target = frame.scope.get();
   if (std::find(target->global_names.begin(), target->global_names.end(), name) != target->global_names.end())
-    target = globals_.get();
+    target = globals_of(frame);
   else if (std::find(target->nonlocal_names.begin(), target->nonlocal_names.end(), name) != target->nonlocal_names.end())
     for (Scope* s = target->parent.get(); s; s = s->parent.get())
       if (s->vars.count(name)) {
@@ -749,7 +940,11 @@ Value Interpreter::make_function(const std::shared_ptr<FunctionDef>& def, Frame&
   f->qualname = qualname;
   f->unit = frame.unit;  // the extractor keeps units alive for the interpreter's lifetime
   std::shared_ptr<Scope> scope = frame.is_class_body ? frame.scope->parent : frame.scope;
-  f->closure = scope.get() == globals_.get() ? nullptr : scope;
+  // Module-level names are looked up in the module the function was defined in, by name: a
+  // definition cached from an earlier run (DefinitionCache) then reads this run's module.
+  Scope* globals = globals_of(frame);
+  if (globals != globals_.get()) f->module = globals->module_name;
+  f->closure = !scope || scope.get() == globals ? nullptr : scope;
   if (f->closure) scopes_.push_back(f->closure);
   for (const auto& p : def->params) {
     if (p.default_value) {
@@ -972,8 +1167,8 @@ Value Interpreter::define_class(const Stmt& s, Frame& frame, bool track) {
 
   Frame body;
   body.scope = std::make_shared<Scope>();
-  body.scope->parent = frame.scope.get() == globals_.get() ? nullptr : frame.scope;
-  body.scope->globals = globals_.get();
+  body.scope->globals = globals_of(frame);
+  body.scope->parent = frame.scope.get() == body.scope->globals ? nullptr : frame.scope;
   body.unit = frame.unit;
   body.is_class_body = true;
   // Class bodies can read enclosing names; lookups fall back to globals via lookup_name.
@@ -1162,7 +1357,7 @@ Value Interpreter::call_function(FunctionObj& fn, CallArgs args, const ir::Span&
 
   auto scope = std::make_shared<Scope>();
   scope->parent = fn.closure;
-  scope->globals = globals_.get();
+  scope->globals = fn.module.empty() ? globals_.get() : module_globals(fn.module);
   // Bind arguments with Python's rules.
   size_t pos = 0;
   bool keyword_only = false, positional_only_seen = false;
@@ -1440,6 +1635,19 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
     }
     case ObjKind::Namespace: {
       auto* ns = static_cast<NamespaceObj*>(object.obj.get());
+      if (ns->scope) {  // a module read from source
+        auto it = ns->scope->vars.find(name);
+        if (it != ns->scope->vars.end()) return it->second;
+        if (auto hook = ns->scope->vars.find("__getattr__"); hook != ns->scope->vars.end())  // PEP 562
+          return call(hook->second, CallArgs{{Value::str(name)}, {}}, site);
+        if (name == "__dict__") {
+          auto d = std::make_shared<DictObj>();
+          for (auto& [k, v] : ns->scope->vars) d->set(Value::str(k), v);
+          return Value::object(d);
+        }
+        return raise("AttributeError", "module '" + ns->qualname + "' has no attribute '" + name + "'", site);
+      }
+      if (ns->qualname == "sys" && name == "path" && sys_path_.as<ListObj>()) return sys_path_;
       std::string qual = ns->qualname + "." + name;
       if (const Value* v = builtin(qual)) return *v;
       if (builtins_->namespaces.count(qual)) return namespace_value(qual);
@@ -1627,6 +1835,10 @@ void Interpreter::generic_set_attribute(const Value& object, const std::string& 
       return;
     }
     cls->set(name, std::move(value));
+    return;
+  }
+  if (auto* ns = object.as<NamespaceObj>(); ns && ns->scope) {  // module.NAME = value
+    ns->scope->vars[name] = std::move(value);
     return;
   }
   if (auto* f = object.as<FunctionObj>()) {
@@ -1823,8 +2035,8 @@ Value Interpreter::eval_fstring(const Expr& e, Frame& frame) {
 Value Interpreter::eval_comprehension(const Expr& e, Frame& frame) {
   Frame inner = frame;
   inner.scope = std::make_shared<Scope>();
-  inner.scope->parent = frame.scope.get() == globals_.get() ? nullptr : frame.scope;
-  inner.scope->globals = globals_.get();
+  inner.scope->globals = globals_of(frame);
+  inner.scope->parent = frame.scope.get() == inner.scope->globals ? nullptr : frame.scope;
   inner.is_class_body = false;
   std::vector<Value> out;
   auto dict = std::make_shared<DictObj>(e.kind == ExprKind::SetComp);

@@ -52,6 +52,8 @@ struct PendingException {
 };
 
 class ForwardTracer;
+class ModuleLoader;
+struct LoadedModule;
 
 class Interpreter {
  public:
@@ -67,6 +69,11 @@ class Interpreter {
   Interpreter(const Interpreter&) = delete;
   Interpreter& operator=(const Interpreter&) = delete;
 
+  // Imports read modules from source: `roots` is the initial sys.path (the script's folder first),
+  // searched before the library models; `script_path` is the script's __file__ ("" if unknown).
+  void set_module_loader(std::shared_ptr<ModuleLoader> loader, std::vector<std::string> roots, std::string script_path);
+  // The modules imported from source so far (a change to any of their files invalidates the run).
+  const std::vector<std::shared_ptr<const LoadedModule>>& loaded_modules() const { return loaded_; }
   // Runs top-level statements in order, as `python script.py` would with the given __name__.
   void run_module(const std::vector<std::shared_ptr<Unit>>& units, const std::string& module_name);
   // Evaluates an expression (e.g. --model) in the module's global scope.
@@ -161,6 +168,7 @@ class Interpreter {
   int deepest_call() const { return deepest_call_; }
   void set_deepest_call(int depth) { deepest_call_ = depth; }
   const Unit* current_unit() const { return frame_ ? frame_->unit : nullptr; }
+  const std::string& script_dir() const { return script_dir_; }
 
  private:
   Flow exec_block(const Block& block, Frame& frame);
@@ -182,6 +190,13 @@ class Interpreter {
   void make_enum(ClassObj& cls);
   Value apply_decorators(const std::vector<ExprPtr>& decorators, Value target, Frame& frame);
   void import_module(const Stmt& stmt, Frame& frame);
+  // An absolute module read from source, its parent packages first (each runs once, as Python's
+  // sys.modules keeps them). nullopt: no such module on the search path (*why says so).
+  std::optional<Value> import_source(const std::string& qualname, const ir::Span& site, std::string& why);
+  Flow exec_units(const std::vector<std::shared_ptr<Unit>>& units, const std::shared_ptr<Scope>& scope);
+  Scope* globals_of(const Frame& frame) const { return frame.scope && frame.scope->globals ? frame.scope->globals : globals_.get(); }
+  Scope* module_globals(const std::string& module) const;
+  std::vector<std::string> search_roots();
   Value unary(const std::string& op, const Value& v, const ir::Span& site);
   Value class_attribute(const std::shared_ptr<ClassObj>& cls, const Value* self, const std::string& name,
                         size_t mro_start, const ir::Span& site, bool& found);
@@ -230,6 +245,13 @@ class Interpreter {
   bool budget_exhausted_ = false;
   bool stop_requested_ = false;
   std::unordered_set<const FunctionDef*> called_;
+  // Imports from source (module_loader.h).
+  std::shared_ptr<ModuleLoader> loader_;
+  Value sys_path_;  // sys.path, a list the script may change (sys.path.insert(0, ...))
+  std::string script_path_;
+  std::string script_dir_;  // relative sys.path entries are taken from here
+  std::unordered_map<std::string, Value> modules_;  // sys.modules of the modules read from source
+  std::vector<std::shared_ptr<const LoadedModule>> loaded_;
 };
 
 // Turns a class into a dataclass (fields from its annotated class attributes, in order).
@@ -238,5 +260,6 @@ void make_dataclass(Interpreter& interp, ClassObj& cls, bool keyword_only = fals
 // Installed by the constructor; each defined in its own file.
 void install_python_builtins(Interpreter& interp);
 void install_torch(Interpreter& interp);
+void install_files(Interpreter& interp);  // open() for reading, json, os.path (file_builtins.cpp)
 
 }  // namespace shardlens::python

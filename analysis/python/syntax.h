@@ -129,6 +129,7 @@ struct DefinitionCache;  // interpreter.h
 // One top-level statement of a file with its lowered tree; reused while its text is unchanged.
 struct Unit {
   uint32_t start_row = 0;  // current absolute row (0-based) of the statement's first line
+  uint32_t file = 0;       // ir::Span::file of the file it is in (0: the document analysed)
   uint64_t text_hash = 0;
   std::string text;        // the statement's source text (the cache key, compared in full)
   uint64_t code_hash = 0;  // of the text without its comments (an edit in a comment keeps the unit); 0: not yet

@@ -150,6 +150,7 @@ struct FunctionObj : Object {
   std::vector<Value> defaults;       // per parameter; Kind::Ellipsis-free: `has_default` says
   std::vector<bool> has_default;
   std::string qualname;
+  std::string module;                  // the imported module it was defined in ("": the script)
   ClassObj* defining_class = nullptr;  // for zero-argument super()
   bool is_abstract = false;            // @abc.abstractmethod
   std::shared_ptr<DictObj> attributes; // function attributes (`f.calls = 0`), made on first use
@@ -258,6 +259,10 @@ struct NamespaceObj : Object {  // an imported Python module such as torch.nn or
   static constexpr ObjKind kKind = ObjKind::Namespace;
   NamespaceObj() : Object(ObjKind::Namespace) {}
   std::string qualname;
+  // A module read from source (module_loader.h): its globals, and a package's __path__. Null for
+  // the modules shardlens models natively (torch, math, ...).
+  std::shared_ptr<Scope> scope;
+  std::vector<std::string> package_dirs;
 };
 
 // A tensor's known element values, row-major. A filled tensor (torch.ones(d) as a norm's weight,
@@ -367,7 +372,8 @@ struct DataclassFieldObj : Object {
 struct Scope {
   std::unordered_map<std::string, Value> vars;
   std::shared_ptr<Scope> parent;
-  Scope* globals = nullptr;
+  Scope* globals = nullptr;  // the module scope names fall back to (null: the script's)
+  std::string module_name;  // set on an imported module's own scope
   std::vector<std::string> global_names;    // names declared `global` here
   std::vector<std::string> nonlocal_names;  // names declared `nonlocal` here
   uint64_t serial = Object::next_serial();  // creation order, as Object::serial

@@ -1,0 +1,4 @@
+from .config import TinyConfig
+from .model import TinyLM
+
+__all__ = ["TinyConfig", "TinyLM"]

@@ -1,0 +1,1 @@
+from .norms import ScaledNorm  # noqa: F401
