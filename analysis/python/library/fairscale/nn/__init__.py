@@ -1,0 +1,1 @@
+# shardlens' model of fairscale.nn (not the library itself).

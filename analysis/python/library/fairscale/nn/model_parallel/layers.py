@@ -1,0 +1,114 @@
+# shardlens' model of fairscale.nn.model_parallel.layers (not the library itself). The real layers keep 1/world of
+# their weight per rank; these keep the whole logical weight (world size 1), and `shardlens_layout` records the split
+# the real layer makes: "column" (output features), "row" (input features), "vocab" (embedding rows),
+# "embedding_dim" (embedding columns).
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn import init
+from torch.nn.parameter import Parameter
+
+
+class VocabParallelEmbedding(nn.Module):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, init_method=init.xavier_normal_,
+                 keep_master_weight_for_test=False):
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.sparse = sparse
+        self.vocab_start_index = 0
+        self.vocab_end_index = num_embeddings
+        self.num_embeddings_per_partition = num_embeddings
+        self.weight = Parameter(torch.Tensor(self.num_embeddings_per_partition, self.embedding_dim))
+        init_method(self.weight)
+        self.shardlens_layout = "vocab"
+
+    def forward(self, input_):
+        return F.embedding(input_, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+
+class ParallelEmbedding(nn.Module):
+    """Embedding whose columns (the embedding dimension) are split: weight (num_embeddings, embedding_dim)."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, init_method=init.xavier_normal_,
+                 keep_master_weight_for_test=False):
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.sparse = sparse
+        self.embedding_dim_per_partition = embedding_dim
+        self.weight = Parameter(torch.Tensor(self.num_embeddings, self.embedding_dim_per_partition))
+        init_method(self.weight)
+        self.shardlens_layout = "embedding_dim"
+
+    def forward(self, input_):
+        return F.embedding(input_, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+
+class ColumnParallelLinear(nn.Module):
+    """Y = XA^T + b, A split by output features: weight (out_features, in_features). forward returns Y."""
+
+    def __init__(self, in_features, out_features, bias=True, gather_output=True, init_method=init.xavier_normal_,
+                 stride=1, keep_master_weight_for_test=False):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.gather_output = gather_output
+        self.output_size_per_partition = out_features
+        self.weight = Parameter(torch.Tensor(self.output_size_per_partition, self.in_features))
+        if bias:
+            self.bias = Parameter(torch.Tensor(self.output_size_per_partition))
+            with torch.no_grad():
+                self.bias.zero_()
+        else:
+            self.register_parameter("bias", None)
+        init_method(self.weight)
+        self.shardlens_layout = "column"
+
+    def get_master_weight(self):
+        return self.weight
+
+    def forward(self, input_):
+        return F.linear(input_, self.weight, self.bias)
+
+
+class RowParallelLinear(nn.Module):
+    """Y = XA^T + b, A split by input features (partial outputs all-reduced): weight (out_features, in_features)."""
+
+    def __init__(self, in_features, out_features, bias=True, input_is_parallel=False, init_method=init.xavier_normal_,
+                 stride=1, keep_master_weight_for_test=False):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.input_is_parallel = input_is_parallel
+        self.input_size_per_partition = in_features
+        self.weight = Parameter(torch.Tensor(self.out_features, self.input_size_per_partition))
+        if bias:
+            self.bias = Parameter(torch.Tensor(self.out_features))
+            with torch.no_grad():
+                self.bias.zero_()
+        else:
+            self.register_parameter("bias", None)
+        init_method(self.weight)
+        self.shardlens_layout = "row"
+
+    def get_master_weight(self):
+        return self.weight
+
+    def forward(self, input_):
+        output = F.linear(input_, self.weight)
+        if self.bias is not None:
+            output = output + self.bias
+        return output

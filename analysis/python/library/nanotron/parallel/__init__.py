@@ -1,0 +1,1 @@
+# shardlens' model of nanotron.parallel (not the library itself).

@@ -1,0 +1,1 @@
+# shardlens' model of nanotron.parallel.tensor_parallel (not the library itself).

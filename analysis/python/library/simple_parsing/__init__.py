@@ -1,0 +1,2 @@
+# shardlens' model of the `simple_parsing` package (not the library itself): only helpers.Serializable.
+from .helpers import Serializable

@@ -1,0 +1,1 @@
+# shardlens' model of text_generation_server (TGI's server package; not the package itself): its tensor-parallel layers.

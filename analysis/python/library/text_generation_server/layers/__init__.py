@@ -1,0 +1,9 @@
+# shardlens' model of text_generation_server.layers (not the package itself).
+from .tensor_parallel import (
+    FastLinear,
+    TensorParallelColumnLinear,
+    TensorParallelEmbedding,
+    TensorParallelHead,
+    TensorParallelRowLinear,
+    get_linear,
+)

@@ -1,0 +1,189 @@
+# shardlens' model of transformers.configuration_utils (not the library itself): PretrainedConfig.
+import copy
+import json
+import os
+
+from .utils.hub import cached_file
+
+
+class PretrainedConfig:
+    model_type = ""
+    base_config_key = ""
+    sub_configs = {}
+    has_no_defaults_at_init = False
+    attribute_map = {}
+    base_model_tp_plan = None
+    base_model_pp_plan = None
+    base_model_ep_plan = None
+    _auto_class = None
+
+    def __setattr__(self, key, value):
+        if key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        super().__setattr__(key, value)
+
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        return super().__getattribute__(key)
+
+    def __init__(self, **kwargs):
+        self.return_dict = kwargs.pop("return_dict", True)
+        self.output_hidden_states = kwargs.pop("output_hidden_states", False)
+        self.output_attentions = kwargs.pop("output_attentions", False)
+        self.torchscript = kwargs.pop("torchscript", False)
+        self.torch_dtype = kwargs.pop("torch_dtype", kwargs.pop("dtype", None))
+        self.use_bfloat16 = kwargs.pop("use_bfloat16", False)
+        self.pruned_heads = kwargs.pop("pruned_heads", {})
+        self.tie_word_embeddings = kwargs.pop("tie_word_embeddings", True)
+        self.chunk_size_feed_forward = kwargs.pop("chunk_size_feed_forward", 0)
+        self.is_encoder_decoder = kwargs.pop("is_encoder_decoder", False)
+        self.is_decoder = kwargs.pop("is_decoder", False)
+        self.cross_attention_hidden_size = kwargs.pop("cross_attention_hidden_size", None)
+        self.add_cross_attention = kwargs.pop("add_cross_attention", False)
+        self.tie_encoder_decoder = kwargs.pop("tie_encoder_decoder", False)
+        self.architectures = kwargs.pop("architectures", None)
+        self.finetuning_task = kwargs.pop("finetuning_task", None)
+        self.id2label = kwargs.pop("id2label", None)
+        self.label2id = kwargs.pop("label2id", None)
+        if self.id2label is not None:
+            kwargs.pop("num_labels", None)
+            self.id2label = {int(key): value for key, value in self.id2label.items()}
+        else:
+            self.num_labels = kwargs.pop("num_labels", 2)
+        self.tokenizer_class = kwargs.pop("tokenizer_class", None)
+        self.prefix = kwargs.pop("prefix", None)
+        self.bos_token_id = kwargs.pop("bos_token_id", None)
+        self.pad_token_id = kwargs.pop("pad_token_id", None)
+        self.eos_token_id = kwargs.pop("eos_token_id", None)
+        self.sep_token_id = kwargs.pop("sep_token_id", None)
+        self.decoder_start_token_id = kwargs.pop("decoder_start_token_id", None)
+        self.task_specific_params = kwargs.pop("task_specific_params", None)
+        self.problem_type = kwargs.pop("problem_type", None)
+        self._name_or_path = str(kwargs.pop("name_or_path", ""))
+        self._commit_hash = kwargs.pop("_commit_hash", None)
+        self._attn_implementation_internal = kwargs.pop("attn_implementation", None)
+        self.transformers_version = kwargs.pop("transformers_version", None)
+        # every other keyword becomes an attribute, as in the real class
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+
+    @property
+    def name_or_path(self):
+        return self._name_or_path
+
+    @name_or_path.setter
+    def name_or_path(self, value):
+        self._name_or_path = str(value)
+
+    @property
+    def use_return_dict(self):
+        return self.return_dict and not self.torchscript
+
+    @property
+    def num_labels(self):
+        return len(self.id2label)
+
+    @num_labels.setter
+    def num_labels(self, num_labels):
+        if getattr(self, "id2label", None) is None or len(self.id2label) != num_labels:
+            self.id2label = {i: f"LABEL_{i}" for i in range(num_labels)}
+            self.label2id = {f"LABEL_{i}": i for i in range(num_labels)}
+
+    @property
+    def _attn_implementation(self):
+        internal = self._attn_implementation_internal
+        return "eager" if internal is None else internal
+
+    @_attn_implementation.setter
+    def _attn_implementation(self, value):
+        self._attn_implementation_internal = value
+
+    def get_text_config(self, decoder=None, encoder=None):
+        for key in ("text_config", "decoder", "generator", "text_encoder"):
+            sub = getattr(self, key, None)
+            if isinstance(sub, PretrainedConfig):
+                return sub
+        return self
+
+    # ---- construction from dicts and files
+
+    @classmethod
+    def from_dict(cls, config_dict, **kwargs):
+        return_unused_kwargs = kwargs.pop("return_unused_kwargs", False)
+        config_dict = dict(config_dict)
+        config_dict.pop("model_type", None)
+        attn_implementation = kwargs.pop("attn_implementation", None)
+        config = cls(**config_dict)
+        if attn_implementation is not None:
+            config._attn_implementation_internal = attn_implementation
+        unused = {}
+        for key, value in kwargs.items():
+            if hasattr(config, key):
+                setattr(config, key, value)
+            else:
+                unused[key] = value
+        if return_unused_kwargs:
+            return config, unused
+        return config
+
+    @classmethod
+    def get_config_dict(cls, pretrained_model_name_or_path, cache_dir=None, subfolder="", revision=None, **kwargs):
+        """The dict of config.json: from a folder, a .json file, or the local Hugging Face cache (never the network)."""
+        path = str(pretrained_model_name_or_path)
+        if os.path.isfile(path):
+            config_file = path
+        else:
+            config_file = cached_file(path, "config.json", cache_dir=cache_dir, subfolder=subfolder, revision=revision)
+        with open(config_file) as f:
+            return json.load(f)
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, cache_dir=None, subfolder="", revision=None, **kwargs):
+        for key in ("force_download", "local_files_only", "token", "use_auth_token", "trust_remote_code",
+                    "proxies", "resume_download", "_from_auto", "_from_pipeline"):
+            kwargs.pop(key, None)
+        config_dict = cls.get_config_dict(pretrained_model_name_or_path, cache_dir=cache_dir, subfolder=subfolder,
+                                          revision=revision)
+        result = cls.from_dict(config_dict, **kwargs)
+        config = result[0] if isinstance(result, tuple) else result
+        config.name_or_path = pretrained_model_name_or_path
+        return result
+
+    @classmethod
+    def from_json_file(cls, json_file):
+        with open(json_file) as f:
+            return cls(**json.load(f))
+
+    # ---- export
+
+    def to_dict(self):
+        output = {}
+        for key, value in self.__dict__.items():
+            if key in ("_attn_implementation_internal", "_commit_hash", "_auto_class"):
+                continue
+            if isinstance(value, PretrainedConfig):
+                value = value.to_dict()
+            output[key] = copy.deepcopy(value)
+        output["model_type"] = self.__class__.model_type
+        return output
+
+    def to_diff_dict(self):
+        return self.to_dict()
+
+    def to_json_string(self, use_diff=True):
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    def update(self, config_dict):
+        for key, value in config_dict.items():
+            setattr(self, key, value)
+
+    def __eq__(self, other):
+        return isinstance(other, PretrainedConfig) and self.__dict__ == other.__dict__
+
+    def __repr__(self):
+        return f"{self.__class__.__name__} {self.to_json_string()}"
+
+
+# transformers >= 4.57 spells it PreTrainedConfig
+PreTrainedConfig = PretrainedConfig

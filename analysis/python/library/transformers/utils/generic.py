@@ -1,0 +1,111 @@
+# shardlens' model of transformers.utils.generic (not the library itself): ModelOutput and the forward decorators.
+class ExplicitEnum:
+    """An Enum of strings in the real library."""
+
+
+class TensorType(ExplicitEnum):
+    PYTORCH = "pt"
+    TENSORFLOW = "tf"
+    NUMPY = "np"
+    JAX = "jax"
+
+
+class ModelOutput:
+    """Base of the @dataclass outputs: fields by name, by key, or by position (None fields skipped)."""
+
+    def __post_init__(self):
+        pass
+
+    def keys(self):
+        return [k for k, v in self.__dict__.items() if v is not None]
+
+    def values(self):
+        return [v for k, v in self.__dict__.items() if v is not None]
+
+    def items(self):
+        return [(k, v) for k, v in self.__dict__.items() if v is not None]
+
+    def to_tuple(self):
+        return tuple(self.values())
+
+    def get(self, key, default=None):
+        value = self.__dict__.get(key)
+        return default if value is None else value
+
+    def __contains__(self, key):
+        return self.__dict__.get(key) is not None
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self):
+        return len(self.keys())
+
+    def __getitem__(self, k):
+        if isinstance(k, str):
+            return self.__dict__[k]
+        return self.to_tuple()[k]
+
+    def __setitem__(self, key, value):
+        setattr(self, key, value)
+
+
+class TransformersKwargs(dict):
+    """A TypedDict in the real library: only used in annotations (`**kwargs: Unpack[TransformersKwargs]`)."""
+
+
+def can_return_tuple(func):
+    """forward(..., return_dict=False) returns a tuple instead of the ModelOutput."""
+
+    def wrapper(self, *args, **kwargs):
+        return_dict = kwargs.pop("return_dict", None)
+        if return_dict is None:
+            return_dict = getattr(self.config, "return_dict", True)
+        output = func(self, *args, **kwargs)
+        if not return_dict and not isinstance(output, tuple):
+            output = output.to_tuple()
+        return output
+
+    return wrapper
+
+
+def check_model_inputs(func):
+    """The base model's forward: use_cache defaults to the config's, outputs become a tuple on return_dict=False."""
+
+    def wrapper(self, *args, **kwargs):
+        use_cache = kwargs.get("use_cache")
+        if use_cache is None:
+            use_cache = getattr(self.config, "use_cache", None)
+        if use_cache is not None:
+            if getattr(self, "gradient_checkpointing", False) and self.training:
+                use_cache = False
+            kwargs["use_cache"] = use_cache
+        return_dict = kwargs.pop("return_dict", None)
+        if return_dict is None:
+            return_dict = getattr(self.config, "return_dict", True)
+        kwargs.pop("output_attentions", None)
+        kwargs.pop("output_hidden_states", None)
+        outputs = func(self, *args, **kwargs)
+        if not return_dict and not isinstance(outputs, tuple):
+            outputs = outputs.to_tuple()
+        return outputs
+
+    return wrapper
+
+
+class OutputRecorder:
+    def __init__(self, target_class, index=0, layer_name=None, class_name=None):
+        self.target_class = target_class
+        self.index = index
+        self.layer_name = layer_name
+        self.class_name = class_name
+
+
+def is_torch_fx_proxy(x):
+    return False
+
+
+def is_tensor(x):
+    import torch
+
+    return isinstance(x, torch.Tensor)

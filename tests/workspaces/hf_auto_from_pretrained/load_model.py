@@ -1,0 +1,12 @@
+# A user's loader: the config comes from the local Hugging Face cache (models--acme--tiny-gpt/snapshots/...) and the
+# model class from AutoModelForCausalLM's model_type dispatch; a keyword overrides a config.json value.
+from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
+
+config = AutoConfig.from_pretrained("acme/tiny-gpt", cache_dir="hub", n_layer=2)
+model = AutoModelForCausalLM.from_config(config)
+
+# the same dispatch from a checkpoint folder (config.json only: weights are never read)
+encoder = AutoModel.from_pretrained("checkpoint")
+assert encoder.config.hidden_size == 32 and len(encoder.h) == 1
+assert model.lm_head.weight is model.transformer.wte.weight
+# expected-total: 149248
