@@ -698,6 +698,47 @@ std::optional<Value> Interpreter::import_source(const std::string& qual, const i
   return module;
 }
 
+// A function's signature as CPython exposes it (fn.__code__.co_varnames / co_argcount /
+// co_kwonlyargcount / co_flags, fn.__defaults__, fn.__kwdefaults__): config decorators such as
+// diffusers' register_to_config read the constructor's parameters this way.
+Value Interpreter::function_introspection(const FunctionObj& f, const std::string& what, const ir::Span& site) {
+  std::vector<Value> positional, keyword_only, defaults;
+  auto kw_defaults = std::make_shared<DictObj>();
+  std::string varargs, varkw;
+  bool after_star = false;
+  for (size_t i = 0; i < f.def->params.size(); ++i) {
+    const Param& p = f.def->params[i];
+    switch (p.kind) {
+      case ParamKind::PositionalOnlyMarker: break;
+      case ParamKind::KeywordOnlyMarker: after_star = true; break;
+      case ParamKind::VarArgs: varargs = p.name; after_star = true; break;
+      case ParamKind::VarKwargs: varkw = p.name; break;
+      case ParamKind::Normal:
+        (after_star ? keyword_only : positional).push_back(Value::str(p.name));
+        if (i < f.has_default.size() && f.has_default[i]) {
+          if (after_star) kw_defaults->set(Value::str(p.name), f.defaults[i]);
+          else defaults.push_back(f.defaults[i]);
+        }
+        break;
+    }
+  }
+  if (what == "__defaults__") return defaults.empty() ? Value::none() : make_tuple(std::move(defaults));
+  if (what == "__kwdefaults__") return kw_defaults->entries.empty() ? Value::none() : Value::object(kw_defaults);
+  const Value* ns_class = builtin("types.SimpleNamespace");
+  if (!ns_class) return unknown("function attribute '__code__'", site);
+  Value code = call(*ns_class, CallArgs{}, site);
+  std::vector<Value> names = positional;
+  names.insert(names.end(), keyword_only.begin(), keyword_only.end());
+  if (!varargs.empty()) names.push_back(Value::str(varargs));
+  if (!varkw.empty()) names.push_back(Value::str(varkw));
+  set_attribute(code, "co_argcount", Value::integer(static_cast<int64_t>(positional.size())), site);
+  set_attribute(code, "co_kwonlyargcount", Value::integer(static_cast<int64_t>(keyword_only.size())), site);
+  set_attribute(code, "co_flags", Value::integer((varargs.empty() ? 0 : 0x04) | (varkw.empty() ? 0 : 0x08)), site);
+  set_attribute(code, "co_name", Value::str(f.def->name), site);
+  set_attribute(code, "co_varnames", make_tuple(std::move(names)), site);
+  return code;
+}
+
 void Interpreter::import_module(const Stmt& s, Frame& frame) {
   ir::Span site = absolute(s.span, frame.unit);
   // Modules shardlens models natively (torch, math, ...) are never read from source.
@@ -1645,6 +1686,11 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
           for (auto& [k, v] : ns->scope->vars) d->set(Value::str(k), v);
           return Value::object(d);
         }
+        // A library model covers what model code needs of a library, not all of it: a name it
+        // lacks is unknown (and says so), where a user's own module would raise.
+        auto file = ns->scope->vars.find("__file__");
+        if (file != ns->scope->vars.end() && file->second.is_str() && file->second.s.rfind(kLibraryRoot, 0) == 0)
+          return unknown("'" + ns->qualname + "." + name + "' is not in shardlens' library model of " + ns->qualname, site, true);
         return raise("AttributeError", "module '" + ns->qualname + "' has no attribute '" + name + "'", site);
       }
       if (ns->qualname == "sys" && name == "path" && sys_path_.as<ListObj>()) return sys_path_;
@@ -1665,6 +1711,7 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
       auto* f = static_cast<FunctionObj*>(object.obj.get());
       if (name == "__name__") return Value::str(f->def->name);
       if (name == "__qualname__") return Value::str(f->qualname);
+      if (name == "__code__" || name == "__defaults__" || name == "__kwdefaults__") return function_introspection(*f, name, site);
       if (f->attributes)
         if (const Value* v = f->attributes->find(Value::str(name))) return *v;
       return unknown("function attribute '" + name + "'", site);
@@ -2443,6 +2490,9 @@ Value Interpreter::binary(const std::string& op, const Value& a, const Value& b,
       if (found) return call(m, CallArgs{{b}, {}}, site);
     }
   }
+  // `int | None` (PEP 604) in an annotation or a type alias: a union nothing here needs to look into.
+  if (op == "|" && (a.as<ClassObj>() || a.is_none()) && (b.as<ClassObj>() || b.is_none()))
+    return unknown("a type union (X | Y)", site);
   return raise("TypeError", "unsupported operand type(s) for " + op + ": '" + type_name(a) + "' and '" + type_name(b) + "'", site);
 }
 

@@ -190,6 +190,7 @@ class Interpreter {
   void make_enum(ClassObj& cls);
   Value apply_decorators(const std::vector<ExprPtr>& decorators, Value target, Frame& frame);
   void import_module(const Stmt& stmt, Frame& frame);
+  Value function_introspection(const FunctionObj& f, const std::string& what, const ir::Span& site);
   // An absolute module read from source, its parent packages first (each runs once, as Python's
   // sys.modules keeps them). nullopt: no such module on the search path (*why says so).
   std::optional<Value> import_source(const std::string& qualname, const ir::Span& site, std::string& why);

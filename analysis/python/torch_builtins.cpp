@@ -280,6 +280,7 @@ Value tensor_index(Interpreter& in, const TensorObj& t, const Value& index, cons
   std::vector<int64_t> out;
   size_t dim = 0;
   for (auto& it : items) {
+    if (it.is_unknown()) return tensor_like(in, t, std::nullopt, site);  // an index we cannot see: the shape is unknown, not an error
     if (it.is_none()) { out.push_back(1); continue; }
     if (it.kind == Value::Kind::Ellipsis) {
       size_t keep = shape.size() >= consumed ? shape.size() - consumed : 0;

@@ -24,7 +24,10 @@ WORKSPACES = os.path.join(ROOT, "tests", "workspaces")
 
 # runs the loader like a user's script and reports what it built (or what it raised) on the last line
 RUNNER = r"""
-import runpy, sys
+import os, runpy, sys
+# The library models come last, after the interpreter's own site-packages, as shardlens searches
+# them: a real installed package (numpy under torch) wins over its model.
+sys.path.append(os.environ["SHARDLENS_LIBRARY"])
 try:
     globs = runpy.run_path("load_model.py", run_name="__shardlens_check__")
 except Exception as e:
@@ -57,7 +60,8 @@ def check(name, python):
     if kind is None:
         return False, "no `# expected-total: N` or `# expected-error: TEXT` line in load_model.py"
     env = dict(os.environ)
-    env["PYTHONPATH"] = workspace + os.pathsep + LIBRARY
+    env["PYTHONPATH"] = workspace
+    env["SHARDLENS_LIBRARY"] = LIBRARY
     env.pop("PYTHONHOME", None)
     try:
         run = subprocess.run([python, "-c", RUNNER], cwd=workspace, env=env, capture_output=True, text=True,

@@ -1,3 +1,4 @@
+# expected-total: 433536
 # A loader the way users write them: the model lives in a package beside the script.
 # Exercises absolute and relative imports, __init__ re-exports, a namespace package (no
 # __init__.py), sys.path.insert of a path built from __file__, an import cycle, a missing optional
