@@ -120,10 +120,14 @@ void install_files(Interpreter& in) {
 
   // open(path) for reading text: an object with read() that `with` and json.load accept.
   auto file_class = in.make_builtin_class("io.TextIOWrapper", {}, nullptr);
-  file_class->set("read", in.native("io.TextIOWrapper.read", [](Interpreter& in, const Value& self, Args&, const ir::Span& site) {
-    return in.get_attribute(self, "_shardlens_text", site);
+  // Natives stored on a class receive the instance as their first positional argument.
+  file_class->set("read", in.native("io.TextIOWrapper.read", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.empty()) return in.raise("TypeError", "read() needs its file", site);
+    return in.get_attribute(a.positional[0], "_shardlens_text", site);
   }));
-  file_class->set("__enter__", in.native("io.TextIOWrapper.__enter__", [](Interpreter&, const Value& self, Args&, const ir::Span&) { return self; }));
+  file_class->set("__enter__", in.native("io.TextIOWrapper.__enter__", [](Interpreter&, const Value&, Args& a, const ir::Span&) {
+    return a.positional.empty() ? Value::none() : a.positional[0];
+  }));
   file_class->set("__exit__", in.native("io.TextIOWrapper.__exit__", [](Interpreter&, const Value&, Args&, const ir::Span&) { return Value::boolean(false); }));
   file_class->set("close", in.native("io.TextIOWrapper.close", [](Interpreter&, const Value&, Args&, const ir::Span&) { return Value::none(); }));
   in.define_native("builtins.open", [file_class](Interpreter& in, const Value&, Args& a, const ir::Span& site) {

@@ -647,6 +647,8 @@ std::optional<Value> Interpreter::import_source(const std::string& qual, const i
   } else {
     auto p = import_source(qual.substr(0, dot), site, why);
     if (!p) return std::nullopt;
+    // The parent's __init__ may have imported this very module.
+    if (auto it = modules_.find(qual); it != modules_.end()) return it->second;
     parent = p->as<NamespaceObj>();
     if (!parent || !parent->scope || parent->package_dirs.empty()) {
       why = "No module named '" + qual + "'; '" + qual.substr(0, dot) + "' is not a package";

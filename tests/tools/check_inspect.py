@@ -9,6 +9,7 @@ Directives, read from the script's leading comment lines:
     # shardlens-test: --model "EXPR"      args given to BOTH tools (shlex syntax)
     # shardlens-test: --main              ground truth runs the __main__ block
     # shardlens-test: allow-unresolved    a non-empty `unresolved` list is fine
+    # shardlens-test: known-gap WHY       (CMake) expected to differ until the front end learns it
 
 What must match exactly: the root class name, parameter names in order with
 shapes, total_parameters, module names in order with class names, buffer
@@ -53,6 +54,8 @@ def read_directives(path):
             body = s.lstrip("#").strip()
             if not body.startswith("shardlens-test:"):
                 continue
+            if body[len("shardlens-test:"):].strip().startswith("known-gap"):
+                continue  # read by CMake (the test is expected to fail), not an argument
             words = shlex.split(body[len("shardlens-test:"):])
             i = 0
             while i < len(words):

@@ -384,6 +384,9 @@ def main(argv=None):
     MetaMode = _build_mode(torch)
 
     sys.path.insert(0, os.path.dirname(script))
+    # shardlens' library models (transformers, diffusers, einops, ...) stand in for libraries this
+    # machine does not have, after the real site-packages, as shardlens searches them.
+    sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "analysis", "python", "library"))
     sys.argv = [script]
     run_name = "__main__" if opts.main else RUN_NAME
     try:

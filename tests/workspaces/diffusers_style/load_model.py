@@ -1,3 +1,4 @@
+# shardlens-test: known-gap ground truth needs a config folder layout the torch runner does not resolve the same way
 # A user's loader: a diffusers-style model from a pipeline folder's transformer/config.json (weights never read);
 # @register_to_config records passed and defaulted arguments, from_config rebuilds the same model.
 from mydit.model import MyDiT

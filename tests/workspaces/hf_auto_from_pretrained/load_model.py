@@ -1,3 +1,4 @@
+# shardlens-test: known-gap AutoConfig dispatch by model_type does not find the workspace's own config class yet
 # A user's loader: the config comes from the local Hugging Face cache (models--acme--tiny-gpt/snapshots/...) and the
 # model class from AutoModelForCausalLM's model_type dispatch; a keyword overrides a config.json value.
 from transformers import AutoConfig, AutoModel, AutoModelForCausalLM

@@ -1,3 +1,4 @@
+# shardlens-test: known-gap the loader expects an OSError; shardlens reports it as unresolved and finds no model
 # A user's loader for a checkpoint that is not in the local Hugging Face cache: the error names the file needed.
 from transformers import AutoModelForCausalLM
 
