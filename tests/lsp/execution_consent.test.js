@@ -53,18 +53,22 @@ function workspace() {
 
 const exactGraphCodes = (diags) => diags.filter((d) => /^(exact-graph-failed|static-blind)$/.test(d.code));
 
-test('a newer model.pt beside the script is not loaded: no child runs, no file is written', async () => {
+// body(session, doc, workspace) in a session on a fresh workspace with model.py open.
+async function withScriptOpen(initializationOptions, body) {
   const w = workspace();
   try {
-    await withSession({ rootPath: w.ws, env: w.env, initializationOptions: { meshes: ['1x8'] } }, async (s) => {
-      const doc = await s.open(w.script);
-      const diags = await s.settledDiagnostics(doc);
-      assert.deepEqual(exactGraphCodes(diags), [], `the export was loaded: ${codes(diags)}`);
-      assert.ok(!fs.existsSync(w.marker), 'the stand-in shardlens-graph ran and wrote its marker');
-    });
+    await withSession({ rootPath: w.ws, env: w.env, initializationOptions }, async (s) => body(s, await s.open(w.script), w));
   } finally {
     w.cleanup();
   }
+}
+
+test('a newer model.pt beside the script is not loaded: no child runs, no file is written', async () => {
+  await withScriptOpen({ meshes: ['1x8'] }, async (s, doc, w) => {
+    const diags = await s.settledDiagnostics(doc);
+    assert.deepEqual(exactGraphCodes(diags), [], `the export was loaded: ${codes(diags)}`);
+    assert.ok(!fs.existsSync(w.marker), 'the stand-in shardlens-graph ran and wrote its marker');
+  });
 });
 
 test('allowExecution, exactGraph and python in pyproject.toml are ignored (with a warning); one above the workspace is not read', async () => {
@@ -99,41 +103,29 @@ test('allowExecution, exactGraph and python in pyproject.toml are ignored (with 
 });
 
 test('exactGraph without allowExecution: the export is not loaded and the diagnostic says why', async () => {
-  const w = workspace();
-  try {
-    await withSession({ rootPath: w.ws, env: w.env, initializationOptions: { exactGraph: true } }, async (s) => {
-      const doc = await s.open(w.script);
-      const diags = await s.settledDiagnostics(doc);
-      assert.deepEqual(exactGraphCodes(diags), []);
-      const why = byCode(diags, 'exact-graph-not-allowed');
-      assert.equal(why.length, 1, codes(diags));
-      assert.match(why[0].message, /runs its code.*allowExecution/);
-      assert.ok(!fs.existsSync(w.marker));
-    });
-  } finally {
-    w.cleanup();
-  }
+  await withScriptOpen({ exactGraph: true }, async (s, doc, w) => {
+    const diags = await s.settledDiagnostics(doc);
+    assert.deepEqual(exactGraphCodes(diags), []);
+    const why = byCode(diags, 'exact-graph-not-allowed');
+    assert.equal(why.length, 1, codes(diags));
+    assert.match(why[0].message, /runs its code.*allowExecution/);
+    assert.ok(!fs.existsSync(w.marker));
+  });
 });
 
 test('the user\'s exactGraph + allowExecution load it, in a confined child: fresh directory, clean environment, no writes outside', async () => {
-  const w = workspace();
-  try {
-    await withSession({ rootPath: w.ws, env: w.env, initializationOptions: { exactGraph: true, allowExecution: true } }, async (s) => {
-      const doc = await s.open(w.script);
-      const diags = await s.diagnostics(doc, (ds) => byCode(ds, 'exact-graph-failed').length > 0, { since: 0 });
-      const message = byCode(diags, 'exact-graph-failed')[0].message;
-      const ran = /stand-in shardlens-graph ran: cwd=(\S+) secret=(\S+) home=(\S+) wrote=(\S+)/.exec(message);
-      assert.ok(ran, `the stand-in did not run, or its report is missing: ${message}`);
-      const [, cwd, secret, , wrote] = ran;
-      assert.match(cwd, /^\/tmp\/shardlens-graph-/, 'its working directory is a fresh temporary one');
-      assert.ok(!fs.existsSync(cwd), 'the temporary directory is removed afterwards');
-      assert.equal(secret, 'none', 'the server\'s environment reached the child');
-      if (landlockAvailable()) {
-        assert.equal(wrote, 'no', 'the child could write outside its directory');
-        assert.ok(!fs.existsSync(w.marker));
-      }
-    });
-  } finally {
-    w.cleanup();
-  }
+  await withScriptOpen({ exactGraph: true, allowExecution: true }, async (s, doc, w) => {
+    const diags = await s.diagnostics(doc, (ds) => byCode(ds, 'exact-graph-failed').length > 0, { since: 0 });
+    const message = byCode(diags, 'exact-graph-failed')[0].message;
+    const ran = /stand-in shardlens-graph ran: cwd=(\S+) secret=(\S+) home=(\S+) wrote=(\S+)/.exec(message);
+    assert.ok(ran, `the stand-in did not run, or its report is missing: ${message}`);
+    const [, cwd, secret, , wrote] = ran;
+    assert.match(cwd, /^\/tmp\/shardlens-graph-/, 'its working directory is a fresh temporary one');
+    assert.ok(!fs.existsSync(cwd), 'the temporary directory is removed afterwards');
+    assert.equal(secret, 'none', 'the server\'s environment reached the child');
+    if (landlockAvailable()) {
+      assert.equal(wrote, 'no', 'the child could write outside its directory');
+      assert.ok(!fs.existsSync(w.marker));
+    }
+  });
 });
