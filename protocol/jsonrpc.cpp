@@ -2,8 +2,32 @@
 
 namespace shardlens::protocol {
 
+bool nested_deeper_than(std::string_view text, size_t limit) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
+}
+
 Incoming classify(const std::string& body, bool& parse_error, std::string& parse_problem) {
   parse_error = false;
+  if (nested_deeper_than(body, kMaxJsonDepth)) {
+    parse_error = true;
+    parse_problem = "arrays and objects nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    return {};
+  }
   json message = json::parse(body, nullptr, false);
   if (message.is_discarded()) {
     parse_error = true;
@@ -39,7 +63,7 @@ Incoming classify(const json& message) {
   if (method != message.end()) {
     if (!method->is_string()) return invalid("\"method\" must be a string");
     in.method = method->get<std::string>();
-    if (auto params = message.find("params"); params != message.end()) {
+    if (auto params = message.find("params"); params != message.end() && !params->is_null()) {
       if (!params->is_object() && !params->is_array()) return invalid("\"params\" must be an object or an array");
       in.params = *params;
     }

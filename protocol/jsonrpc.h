@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace shardlens::protocol {
 
@@ -31,8 +32,19 @@ struct Incoming {
   std::string problem;  // Invalid: why
 };
 
-// Parses one message body. Bad JSON (including invalid UTF-8) yields `parse_error`; a value that is
-// not a JSON-RPC 2.0 message yields Kind::Invalid with the reason.
+// Arrays and objects nested deeper than this are a parse error: copying, comparing and printing a
+// JSON value recurse once per level, and 90,000 levels overflowed the stack. The LSP nests a few
+// levels (a workspace edit about 8).
+constexpr size_t kMaxJsonDepth = 512;
+
+// Whether a JSON text opens more than `limit` arrays or objects inside one another (strings are
+// skipped; the text need not be valid).
+bool nested_deeper_than(std::string_view text, size_t limit);
+
+// Parses one message body. Bad JSON (including invalid UTF-8, and nesting deeper than
+// kMaxJsonDepth) yields `parse_error`; a value that is not a JSON-RPC 2.0 message yields
+// Kind::Invalid with the reason. `"params": null` is taken as no params (some clients send it with
+// shutdown and exit).
 Incoming classify(const std::string& body, bool& parse_error, std::string& parse_problem);
 Incoming classify(const json& message);
 

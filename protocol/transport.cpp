@@ -1,10 +1,12 @@
 #include "transport.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <asio.hpp>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 
 namespace shardlens::protocol {
 namespace {
@@ -32,6 +34,15 @@ class AsioTransport : public Transport {
     return !ec;
   }
 
+  void close() override {
+    // shutdown(2) on the descriptor, not through Asio: the reader thread is inside read_some on
+    // the same socket object, and shutdown wakes it with end of stream.
+    if constexpr (std::is_same_v<Stream, asio::ip::tcp::socket>) {
+      std::lock_guard lock(write_mutex_);
+      ::shutdown(in_.native_handle(), SHUT_RDWR);
+    }
+  }
+
  private:
   std::unique_ptr<asio::io_context> context_;
   Stream in_;
@@ -51,8 +62,52 @@ std::unique_ptr<Transport> stdio_transport() {
   return std::make_unique<AsioTransport<asio::posix::stream_descriptor>>(std::move(context), std::move(in), std::move(out));
 }
 
-std::unique_ptr<Transport> tcp_transport(const std::string& address, std::string& error,
-                                         const std::function<void(unsigned short)>& on_listening) {
+namespace {
+
+class AsioTcpListener : public TcpListener {
+ public:
+  AsioTcpListener() : context_(std::make_unique<asio::io_context>()), acceptor_(*context_) {}
+
+  bool listen(const asio::ip::address& ip, unsigned short port, asio::error_code& ec) {
+    asio::ip::tcp::endpoint endpoint(ip, port);
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(1, ec);
+    return !ec;
+  }
+
+  std::string address() const override {
+    asio::error_code ec;
+    auto endpoint = acceptor_.local_endpoint(ec);
+    auto ip = endpoint.address();
+    std::string host = ip.is_v6() ? "[" + ip.to_string() + "]" : ip.to_string();
+    return host + ":" + std::to_string(endpoint.port());
+  }
+
+  std::unique_ptr<Transport> accept(std::string& error) override {
+    asio::error_code ec;
+    // Each connection gets an io_context of its own: a refused client's transport may be gone
+    // while the listener waits for the next.
+    auto context = std::make_unique<asio::io_context>();
+    asio::ip::tcp::socket socket(*context);
+    acceptor_.accept(socket, ec);
+    if (ec) {
+      error = "accept failed: " + ec.message();
+      return nullptr;
+    }
+    socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    return std::make_unique<AsioTransport<asio::ip::tcp::socket>>(std::move(context), std::move(socket));
+  }
+
+ private:
+  std::unique_ptr<asio::io_context> context_;
+  asio::ip::tcp::acceptor acceptor_;
+};
+
+}  // namespace
+
+std::unique_ptr<TcpListener> TcpListener::open(const std::string& address, std::string& error) {
   auto colon = address.rfind(':');
   if (colon == std::string::npos) {
     error = "--listen takes HOST:PORT, e.g. 127.0.0.1:7777, not '" + address + "'";
@@ -76,26 +131,12 @@ std::unique_ptr<Transport> tcp_transport(const std::string& address, std::string
     error = "--listen port must be 0..65535, not '" + port_text + "'";
     return nullptr;
   }
-  auto context = std::make_unique<asio::io_context>();
-  asio::ip::tcp::acceptor acceptor(*context);
-  asio::ip::tcp::endpoint endpoint(ip, static_cast<unsigned short>(port));
-  acceptor.open(endpoint.protocol(), ec);
-  if (!ec) acceptor.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor.bind(endpoint, ec);
-  if (!ec) acceptor.listen(1, ec);
-  if (ec) {
+  auto listener = std::make_unique<AsioTcpListener>();
+  if (!listener->listen(ip, static_cast<unsigned short>(port), ec)) {
     error = "cannot listen on " + address + ": " + ec.message();
     return nullptr;
   }
-  on_listening(acceptor.local_endpoint().port());
-  asio::ip::tcp::socket socket(*context);
-  acceptor.accept(socket, ec);
-  if (ec) {
-    error = "accept failed: " + ec.message();
-    return nullptr;
-  }
-  socket.set_option(asio::ip::tcp::no_delay(true), ec);
-  return std::make_unique<AsioTransport<asio::ip::tcp::socket>>(std::move(context), std::move(socket));
+  return listener;
 }
 
 }  // namespace shardlens::protocol

@@ -210,9 +210,12 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   }
   // A text analysed a moment ago with the same settings (a keystroke taken back, an undo): its
   // analysis holds as it is. The edits above keep the extractor's parse in step for the next one.
+  // Loading a TorchScript file runs the archive's code: only when the user asked for the exact
+  // graph and allowed execution, never because a file sits beside the script.
+  const bool exact_wanted = settings.exact_graph && settings.allow_execution;
   for (const auto& earlier : recent_)
     if (earlier->text == text && earlier->settings == settings && earlier->exact_graph.empty() &&
-        !fresh_export(path, text, export_path_for(path))) {
+        !(exact_wanted && fresh_export(path, text, export_path_for(path)))) {
       a = std::make_shared<DocumentAnalysis>(*earlier);
       a->version = version;
       a->path_taken = "reused";
@@ -234,10 +237,11 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   auto result = extractor_->extract(extract);
   a->extraction = extractor_->last_extraction();
   retired_.push_back(std::move(result.retired));
-  // A fresh TorchScript export of this script: the exact graph wins over the static front end
-  // (shardlens-graph runs as a child process; its answers are cached by content).
+  // A fresh TorchScript export of this script, when the user asked for it: the exact graph wins
+  // over the static front end (shardlens-graph runs as a confined child process; its answers are
+  // cached by content).
   std::string pt = export_path_for(path);
-  const bool use_export = fresh_export(path, text, pt);
+  const bool use_export = exact_wanted && fresh_export(path, text, pt);
   const bool reuse = result.unchanged && !use_export;
   if (result.unchanged && !reuse) {
     extract.reuse_unchanged = false;
@@ -281,6 +285,12 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
                              std::nullopt, ""});
     }
   }
+  if (settings.exact_graph && !settings.allow_execution && fresh_export(path, text, pt))
+    a->findings.push_back({"exact-graph-not-allowed", "information",
+                           "the export " + pt.substr(pt.find_last_of('/') + 1) +
+                               " is not loaded: loading a TorchScript file runs its code; set shardlens.allowExecution to true in your "
+                               "editor's settings to allow it",
+                           0, 0, std::nullopt, ""});
   if (!result.ok) {
     a->error = result.error;
     a->findings.push_back({"no-model", "information", "shardlens: " + result.error, 0, 0, std::nullopt, ""});

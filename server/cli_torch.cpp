@@ -25,6 +25,7 @@
 #include "torch/exact_ir.h"
 #include "torch/export_runner.h"
 #include "torch/child_process.h"
+#include "torch/confinement.h"
 #include "torch/graph_client.h"
 
 namespace shardlens::cli {
@@ -610,13 +611,23 @@ int run_verify(const std::vector<std::string>& args) {
     temp = plan_file = path;
     std::ofstream(temp) << planned.str();
   }
-  std::vector<std::string> argv{exe, file, "--verify", plan_file, "--mesh", mesh.shape_string(), "--format", format,
+  std::vector<std::string> argv{torchgraph::absolute_path(exe), torchgraph::absolute_path(file), "--verify",
+                                torchgraph::absolute_path(plan_file), "--mesh", mesh.shape_string(), "--format", format,
                                 "--batch", std::to_string(batch)};
   bool tokens_given = false;
   for (auto& p : passed) tokens_given |= p == "--tokens";
   if (!tokens_given) argv.insert(argv.end(), {"--tokens", "8"});
   argv.insert(argv.end(), passed.begin(), passed.end());
-  auto r = torchgraph::run_process(argv, client.timeout_s);
+  // Running the model's forward() runs the archive's code: in a confined child (confinement.h).
+  torchgraph::TempDir sandbox("shardlens-verify-");
+  if (sandbox.path().empty()) {
+    std::fprintf(stderr, "%s: %s\n", prog, sandbox.error().c_str());
+    return 1;
+  }
+  torchgraph::ProcessOptions confined;
+  confined.timeout_s = client.timeout_s;
+  confined.confine_to = sandbox.path();
+  auto r = torchgraph::run_process(argv, confined);
   if (!temp.empty()) std::remove(temp.c_str());
   if (!r.started) {
     std::fprintf(stderr, "%s: cannot run %s: %s\n", prog, exe.c_str(), r.error.c_str());

@@ -329,7 +329,9 @@ class Server {
         else if (std::holds_alternative<ReaderEnd>(*event)) {
           log(1, "client closed the stream");
           reader_ended = true;
-          exit_code_ = 1;  // a session ends with `exit`; a hang-up is an error even after shutdown
+          // A session ends with `exit`; a hang-up is an error even after shutdown. Over TCP, a
+          // client that never gave the token does not end the server by hanging up.
+          exit_code_ = !options_.token.empty() && !initialized_ ? kSessionRefused : 1;
         } else if (auto* d = std::get_if<AnalysisDone>(&*event)) {
           on_analysis(d->uri, d->analysis);
           worker_.handled(d->sequence);
@@ -339,7 +341,10 @@ class Server {
       }
       fire_timers();
     }
-    if (options_.join_reader) {
+    // A refused client is hung up on; its reader ends with the stream and must not outlive the
+    // transport, which the caller drops to wait for the next client.
+    if (*exit_code_ == kSessionRefused) transport_.close();
+    if (options_.join_reader || *exit_code_ == kSessionRefused) {
       while (!reader_ended)
         if (auto e = queue_->pop(std::nullopt); e && std::holds_alternative<ReaderEnd>(*e)) reader_ended = true;
       reader.join();
@@ -458,7 +463,8 @@ class Server {
   void on_notification(const protocol::Incoming& in) {
     const std::string& m = in.method;
     if (m == "exit") {
-      exit_code_ = shutdown_ ? 0 : 1;
+      // Over TCP, only the client that gave the token may end the server.
+      exit_code_ = !options_.token.empty() && !initialized_ ? kSessionRefused : shutdown_ ? 0 : 1;
       return;
     }
     if (!initialized_ || shutdown_) return;  // dropped, as the spec says
@@ -468,6 +474,7 @@ class Server {
     if (m == "textDocument/didClose") return did_close(in.params);
     if (m == "textDocument/didSave") return;
     if (m == "workspace/didChangeConfiguration") return did_change_configuration(in.params);
+    if (m == "workspace/didChangeWorkspaceFolders") return did_change_workspace_folders(in.params);
     if (m == "$/cancelRequest") return cancel(in.params);
     // Unknown notifications (and `$/` ones) are ignored.
   }
@@ -476,6 +483,13 @@ class Server {
   void initialize(const protocol::Incoming& in) {
     if (initialized_) throw RpcError{ec::kInvalidRequest, "initialize was already called"};
     log(1, "shardlens " SHARDLENS_VERSION " on " + heap_allocator());
+    if (!options_.token.empty() && !token_matches(in.params)) {
+      log(0, "refused a client without the token");
+      reply_error(in.id, ec::kInvalidRequest,
+                  "this server needs the token it printed at start (shardlens: token ...) as initializationOptions.token");
+      exit_code_ = kSessionRefused;
+      return;
+    }
     if (!in.params.is_object()) throw RpcError{ec::kInvalidParams, "initialize takes an InitializeParams object"};
     const json& p = in.params;
     json caps = p.value("capabilities", json::object());
@@ -496,9 +510,19 @@ class Server {
     client_progress_ = flag({"window", "workDoneProgress"}) == true;
     client_apply_edit_ = flag({"workspace", "applyEdit"}) != false;
     client_version_support_ = flag({"textDocument", "publishDiagnostics", "versionSupport"}) == true;
+    // The workspace bounds where pyproject.toml is looked for.
+    if (auto folders = p.find("workspaceFolders"); folders != p.end() && folders->is_array()) {
+      for (auto& f : *folders)
+        if (f.is_object() && f.contains("uri") && f["uri"].is_string()) add_workspace_root(f["uri"].get<std::string>());
+    } else if (p.contains("rootUri") && p["rootUri"].is_string()) {
+      add_workspace_root(p["rootUri"].get<std::string>());
+    } else if (p.contains("rootPath") && p["rootPath"].is_string()) {
+      workspace_roots_.push_back(p["rootPath"].get<std::string>());
+    }
     if (p.contains("initializationOptions") && p["initializationOptions"].is_object()) {
       const json& o = p["initializationOptions"];
       initialization_options_ = o.contains("shardlens") && o["shardlens"].is_object() ? o["shardlens"] : o;
+      initialization_options_.erase("token");
     }
     rebuild_base_settings();
     initialized_ = true;
@@ -506,6 +530,7 @@ class Server {
         {"positionEncoding", protocol::encoding_name(encoding_)},
         {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
         {"hoverProvider", true},
+        {"workspace", {{"workspaceFolders", {{"supported", true}, {"changeNotifications", true}}}}},
         {"codeLensProvider", {{"resolveProvider", false}}},
         {"codeActionProvider",
          {{"codeActionKinds", {"quickfix", "source.shardlens.insertAnnotations", "source.shardlens.insertLoadShardSpec",
@@ -516,6 +541,43 @@ class Server {
                        "shardlens.generateReport", "shardlens.exportGraph"}}}},
     };
     reply(in.id, {{"capabilities", capabilities}, {"serverInfo", {{"name", "shardlens"}, {"version", SHARDLENS_VERSION}}}});
+  }
+
+  // initializationOptions.token or .shardlens.token equals the server's, compared in constant time.
+  bool token_matches(const json& params) const {
+    const json* o = params.is_object() ? &params : nullptr;
+    if (o && o->contains("initializationOptions")) o = &(*o)["initializationOptions"];
+    else o = nullptr;
+    const json* given = nullptr;
+    if (o && o->is_object()) {
+      if (o->contains("token")) given = &(*o)["token"];
+      else if (o->contains("shardlens") && (*o)["shardlens"].is_object() && (*o)["shardlens"].contains("token"))
+        given = &(*o)["shardlens"]["token"];
+    }
+    if (!given || !given->is_string()) return false;
+    const std::string& a = given->get_ref<const std::string&>();
+    const std::string& b = options_.token;
+    unsigned char diff = a.size() == b.size() ? 0 : 1;
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+  }
+
+  void add_workspace_root(const std::string& uri) {
+    std::string path = uri_to_path(uri);
+    if (!path.empty()) workspace_roots_.push_back(path);
+  }
+
+  void did_change_workspace_folders(const json& params) {
+    const json event = params.is_object() ? params.value("event", json::object()) : json::object();
+    if (!event.is_object()) return;
+    if (auto removed = event.find("removed"); removed != event.end() && removed->is_array())
+      for (auto& f : *removed)
+        if (f.is_object() && f.contains("uri") && f["uri"].is_string())
+          std::erase(workspace_roots_, uri_to_path(f["uri"].get<std::string>()));
+    if (auto added = event.find("added"); added != event.end() && added->is_array())
+      for (auto& f : *added)
+        if (f.is_object() && f.contains("uri") && f["uri"].is_string()) add_workspace_root(f["uri"].get<std::string>());
+    settings_changed();
   }
 
   void on_initialized() {
@@ -571,9 +633,16 @@ class Server {
 
   // pyproject.toml below the client's settings, per document directory (cached by path + mtime).
   Settings effective_settings(const Document& doc) {
+    Settings s = settings_from_files(doc);
+    // The user ran shardlens.exportGraph on this script: its export is what they want planned.
+    if (exported_.count(doc.path)) s.exact_graph = true;
+    return s;
+  }
+
+  Settings settings_from_files(const Document& doc) {
     if (doc.path.empty()) return base_settings_;
     std::string dir = std::filesystem::path(doc.path).parent_path().string();
-    std::string toml_path = find_pyproject(dir);
+    std::string toml_path = find_pyproject(dir, workspace_roots_);
     if (toml_path.empty()) return base_settings_;
     std::error_code err;
     auto mtime = std::filesystem::last_write_time(toml_path, err);
@@ -589,7 +658,10 @@ class Server {
     }
     Settings s;
     std::vector<std::string> problems;
-    s.apply(cached.second, problems);
+    s.apply(cached.second, problems, SettingsSource::Workspace);
+    for (auto& p : problems)
+      if (reported_problems_.insert(toml_path + p).second) show_message(2, "shardlens: " + toml_path + ": " + p);
+    problems.clear();
     s.apply(initialization_options_, problems);
     s.apply(pushed_settings_, problems);
     s.apply(pulled_settings_, problems);
@@ -944,6 +1016,7 @@ class Server {
         json answer = {{"path", request.output}, {"method", result.result.value("method", "")}, {"python", result.python}};
         if (unsaved) answer["note"] = "the document has unsaved changes: the export is of the file on disk and is used once it is saved";
         reply(id, answer);
+        exported_.insert(request.script);
         if (auto it = documents_.find(uri); it != documents_.end()) {
           it->second.submitted_version = -1;
           it->second.reset = true;
@@ -971,6 +1044,8 @@ class Server {
   Settings base_settings_;
   std::set<std::string> reported_problems_;
   std::map<std::string, std::pair<std::filesystem::file_time_type, json>> pyproject_cache_;
+  std::vector<std::string> workspace_roots_;  // paths of the client's workspace folders
+  std::set<std::string> exported_;  // scripts whose export the user ran: planned on the exact graph
   std::map<std::string, Document> documents_;
   std::map<std::string, std::function<void(const json&, bool)>> pending_client_requests_;
   uint64_t outgoing_id_ = 0, progress_id_ = 0;

@@ -33,7 +33,7 @@ const char* kUsage =
     "      check a plan numerically: every device runs its share (random weights, LibTorch) with the\n"
     "      plan's collectives; each component is compared with the unsharded forward\n"
     "  serve [--stdio] [--listen 127.0.0.1:PORT] [--log-level error|info|debug]\n"
-    "      the language server (LSP over stdio, or one client over TCP on loopback)\n"
+    "      the language server (LSP over stdio, or over TCP on loopback: the client sends the token it prints)\n"
     "  syntax-tree FILE\n"
     "      tree-sitter's concrete syntax tree of FILE (for debugging the front end)\n"
     "  dataflow FILE [--model EXPR] [--tokens N]\n"

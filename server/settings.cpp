@@ -17,10 +17,17 @@ bool one_of(const std::string& v, std::initializer_list<const char*> allowed) {
 
 }  // namespace
 
-void Settings::apply(const json& object, std::vector<std::string>& problems) {
+void Settings::apply(const json& object, std::vector<std::string>& problems, SettingsSource source) {
   if (!object.is_object()) {
     if (!object.is_null()) problems.push_back("settings must be an object");
     return;
+  }
+  if (source == SettingsSource::Workspace) {
+    json analysis_only = object;
+    for (const char* key : {"allowExecution", "python", "exactGraph"})
+      if (analysis_only.erase(key))
+        problems.push_back(std::string(key) + " is ignored in pyproject.toml: only your editor's settings can allow running code");
+    return apply(analysis_only, problems, SettingsSource::User);
   }
   auto text = [&](const char* key, std::string& field, std::initializer_list<const char*> allowed) {
     auto it = object.find(key);
@@ -67,15 +74,20 @@ void Settings::apply(const json& object, std::vector<std::string>& problems) {
   text("hardware", hardware, {"wormhole", "blackhole"});
   text("model", model, {});
   text("python", python, {});
-  if (auto it = object.find("allowExecution"); it != object.end() && !it->is_null()) {
-    if (it->is_boolean()) allow_execution = it->get<bool>();
-    else problems.push_back("shardlens.allowExecution must be true or false, not " + it->dump());
-  }
+  auto flag = [&](const char* key, bool& field) {
+    auto it = object.find(key);
+    if (it == object.end() || it->is_null()) return;
+    if (it->is_boolean()) field = it->get<bool>();
+    else problems.push_back(std::string("shardlens.") + key + " must be true or false, not " + it->dump());
+  };
+  flag("allowExecution", allow_execution);
+  flag("exactGraph", exact_graph);
 }
 
 json Settings::to_json() const {
   return {{"meshes", meshes}, {"strategy", strategy}, {"batch", batch}, {"seq", seq}, {"phase", phase},
-          {"dtype", dtype},   {"hardware", hardware}, {"model", model}, {"allowExecution", allow_execution}, {"python", python}};
+          {"dtype", dtype},   {"hardware", hardware}, {"model", model}, {"allowExecution", allow_execution}, {"python", python},
+          {"exactGraph", exact_graph}};
 }
 
 plan::PlanOptions Settings::plan_options() const {
@@ -212,14 +224,28 @@ json read_pyproject_settings(const std::string& toml_text, std::vector<std::stri
   return out;
 }
 
-std::string find_pyproject(const std::string& directory) {
+std::string find_pyproject(const std::string& directory, const std::vector<std::string>& workspace_roots) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path dir = fs::absolute(directory, ec);
+  fs::path dir = fs::absolute(directory, ec).lexically_normal();
+  if (!dir.empty() && !dir.has_filename()) dir = dir.parent_path();  // "a/b/" -> "a/b"
+  // The deepest workspace folder holding the document bounds the walk up.
+  fs::path top = dir;
+  size_t best = 0;
+  for (auto& r : workspace_roots) {
+    fs::path root = fs::absolute(r, ec).lexically_normal();
+    if (!root.empty() && !root.has_filename()) root = root.parent_path();
+    auto rel = dir.lexically_relative(root);
+    bool inside = !rel.empty() && *rel.begin() != "..";
+    if (inside && root.native().size() >= best) {
+      best = root.native().size();
+      top = root;
+    }
+  }
   for (int depth = 0; depth < 64 && !dir.empty(); ++depth) {
     fs::path candidate = dir / "pyproject.toml";
     if (fs::is_regular_file(candidate, ec)) return candidate.string();
-    if (dir == dir.parent_path()) break;
+    if (dir == top || dir == dir.parent_path()) break;
     dir = dir.parent_path();
   }
   return "";

@@ -10,6 +10,12 @@
 
 namespace shardlens::server {
 
+// Where a settings object comes from. Only the user's own settings (initializationOptions,
+// didChangeConfiguration, workspace/configuration: the editor's settings) may allow execution,
+// ask for the exact graph or choose the interpreter; a workspace file (`[tool.shardlens]` in
+// pyproject.toml) may set analysis options only, since a cloned repository writes it.
+enum class SettingsSource { User, Workspace };
+
 struct Settings {
   std::vector<std::string> meshes{"1x8"};
   std::string strategy = "auto";
@@ -19,12 +25,18 @@ struct Settings {
   std::string dtype = "bf16";
   std::string hardware = "wormhole";
   std::string model;  // root expression; empty: automatic
-  // Running the user's script (a TorchScript export for the exact graph) only when allowed.
+  // Running the user's script (a TorchScript export) or loading a TorchScript file (which runs
+  // the archive's code) only when allowed.
   bool allow_execution = false;  // setting `allowExecution`
   std::string python;            // setting `python`: the interpreter exports use ("" = automatic)
+  // Setting `exactGraph`: plan on the TorchScript export beside the script (model.py -> model.pt)
+  // when it is fresh; needs allow_execution. The server also sets it for a document whose export
+  // the user ran (shardlens.exportGraph).
+  bool exact_graph = false;
 
-  // Applies the keys present in `object`; a bad value is reported in `problems` and ignored.
-  void apply(const nlohmann::json& object, std::vector<std::string>& problems);
+  // Applies the keys present in `object`; a bad value is reported in `problems` and ignored, and
+  // so is an execution key from a workspace file.
+  void apply(const nlohmann::json& object, std::vector<std::string>& problems, SettingsSource source = SettingsSource::User);
   nlohmann::json to_json() const;
   plan::PlanOptions plan_options() const;  // meshes already validated by apply()
   bool operator==(const Settings&) const = default;
@@ -34,7 +46,9 @@ struct Settings {
 // strings, integers, booleans, arrays of those). Empty object when the table is absent.
 nlohmann::json read_pyproject_settings(const std::string& toml_text, std::vector<std::string>& problems);
 
-// The nearest pyproject.toml at or above `directory`, or "".
-std::string find_pyproject(const std::string& directory);
+// The nearest pyproject.toml at or above `directory` but not above the workspace folder that
+// holds it (the deepest of `workspace_roots` at or above `directory`); only `directory` itself
+// when no folder holds it. "" when there is none.
+std::string find_pyproject(const std::string& directory, const std::vector<std::string>& workspace_roots);
 
 }  // namespace shardlens::server

@@ -2,9 +2,11 @@
 
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 
 #include "torch/child_process.h"
+#include "torch/confinement.h"
 
 #ifndef SHARDLENS_SOURCE_DIR
 #define SHARDLENS_SOURCE_DIR ""
@@ -30,6 +32,23 @@ std::string last_line(const std::string& s) {
   while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
   auto nl = t.rfind('\n');
   return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+// Copies the child's archive to `to` through a temporary file beside it, so that `to` is either
+// the old file or the whole new one.
+bool move_into_place(const std::string& from, const std::string& to, std::string& error) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path target = absolute_path(to);
+  fs::create_directories(target.parent_path(), ec);
+  fs::path partial = target;
+  partial += ".partial";
+  fs::copy_file(from, partial, fs::copy_options::overwrite_existing, ec);
+  if (!ec) fs::rename(partial, target, ec);
+  if (!ec) return true;
+  error = ec.message();
+  fs::remove(partial, ec);
+  return false;
 }
 
 }  // namespace
@@ -72,7 +91,17 @@ ExportResult run_export(const ExportRequest& request) {
     r.kind = "helper-missing";
     return r;
   }
-  std::vector<std::string> args{r.helper, request.script, "-o", request.output, "--weights", request.weights,
+  // The script runs in a confined child (confinement.h) that may write only in its own directory:
+  // the archive is written there and copied into place here.
+  TempDir sandbox("shardlens-export-");
+  if (sandbox.path().empty()) {
+    r.failure = ExportFailure::WriteFailed;
+    r.kind = "write-failed";
+    r.message = sandbox.error();
+    return r;
+  }
+  const std::string written = sandbox.path() + "/export.pt";
+  std::vector<std::string> args{absolute_path(r.helper), absolute_path(request.script), "-o", written, "--weights", request.weights,
                                 "--method", request.method, "--batch", std::to_string(request.batch),
                                 "--seq", std::to_string(request.seq)};
   if (!request.model_expression.empty()) {
@@ -92,9 +121,11 @@ ExportResult run_export(const ExportRequest& request) {
   }
   std::vector<std::string> no_torch;
   for (auto& py : pythons) {
-    std::vector<std::string> argv{py};
+    std::vector<std::string> argv{py.find('/') == std::string::npos ? py : absolute_path(py)};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto p = run_process(argv, request.timeout_s, {"PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1"});
+    auto p = run_process(argv, {.timeout_s = request.timeout_s,
+                                .extra_env = {"PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1"},
+                                .confine_to = sandbox.path()});
     r.ms += p.ms;
     r.python = py;
     if (!p.started) {
@@ -109,8 +140,16 @@ ExportResult run_export(const ExportRequest& request) {
     }
     auto j = nlohmann::json::parse(last_line(p.out), nullptr, false);
     if (p.exit_code == 0 && !j.is_discarded() && j.is_object() && j.value("ok", false)) {
+      std::string error;
+      if (!move_into_place(written, request.output, error)) {
+        r.failure = ExportFailure::WriteFailed;
+        r.kind = "write-failed";
+        r.message = "could not write " + request.output + ": " + error;
+        return r;
+      }
       r.ok = true;
       r.result = j;
+      r.result["output"] = request.output;
       return r;
     }
     if (p.exit_code == static_cast<int>(ExportFailure::NoTorch)) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "torch/child_process.h"
+#include "torch/confinement.h"
 
 namespace shardlens::torchgraph {
 namespace {
@@ -117,7 +118,8 @@ GraphResponse fetch_graph(const GraphRequest& request, const GraphClientOptions&
   }
   std::string exe = find_graph_executable(options.executable, r.error);
   if (exe.empty()) return done();
-  std::vector<std::string> argv{exe, request.file, "--batch", std::to_string(request.batch), "--tokens",
+  exe = absolute_path(exe);
+  std::vector<std::string> argv{exe, absolute_path(request.file), "--batch", std::to_string(request.batch), "--tokens",
                                 std::to_string(request.tokens), "--spatial",
                                 std::to_string(request.spatial[0]) + "x" + std::to_string(request.spatial[1])};
   for (auto& in : request.inputs) {
@@ -158,7 +160,16 @@ GraphResponse fetch_graph(const GraphRequest& request, const GraphClientOptions&
       }
     }
   }
-  auto p = run_process(argv, options.timeout_s);
+  // Loading the file runs its code: in a confined child (confinement.h).
+  TempDir sandbox("shardlens-graph-");
+  if (sandbox.path().empty()) {
+    r.error = sandbox.error();
+    return done();
+  }
+  ProcessOptions confined;
+  confined.timeout_s = options.timeout_s;
+  confined.confine_to = sandbox.path();
+  auto p = run_process(argv, confined);
   r.exit_code = p.exit_code;
   if (!p.started) {
     r.error = p.error;

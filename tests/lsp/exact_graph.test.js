@@ -1,8 +1,10 @@
 'use strict';
 // The exact graph in the editor: shardlens.exportGraph runs the user's script only when
-// allowExecution is set; once a fresh export sits beside the script, the server plans the exact
-// graph and says where the static analysis was blind (static-blind). Needs shardlens-graph
-// (LibTorch) next to the server binary and /usr/bin/python3 with torch.
+// allowExecution is set; after the export the server plans that script on the exact graph and says
+// where the static analysis was blind (static-blind). An export beside the script is otherwise
+// loaded only with the user's exactGraph and allowExecution (loading it runs its code; see
+// execution_consent.test.js). Needs shardlens-graph (LibTorch) next to the server binary and
+// /usr/bin/python3 with torch.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -41,6 +43,16 @@ test('exportGraph: refused without allowExecution; with it, the exact graph repl
       // Megatron pairs through the attention the static analysis could not see: 2 all-reduce per block.
       assert.equal(allReduces(exactPlan), 4, `exact plan: ${JSON.stringify(exactPlan.meshes[0].collectives.map((c) => [c.kind, c.count, c.at]))}`);
       assert.notDeepEqual(exactPlan.meshes[0].totals, staticPlan.meshes[0].totals, 'the exact graph changed the plan');
+    });
+    // A later session: the fresh export beside the script is used only when the user asks for it.
+    await withSession({ initializationOptions: { meshes: ['1x8'], allowExecution: true } }, async (s) => {
+      const doc = await s.open(script);
+      const diags = await s.settledDiagnostics(doc);
+      assert.deepEqual(diags.filter((x) => x.code === 'static-blind'), [], 'the export was loaded without exactGraph');
+    });
+    await withSession({ initializationOptions: { meshes: ['1x8'], allowExecution: true, exactGraph: true } }, async (s) => {
+      const doc = await s.open(script);
+      await s.diagnostics(doc, (d) => d.some((x) => x.code === 'static-blind'), { since: 0, ms: 60000 });
     });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

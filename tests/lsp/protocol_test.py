@@ -426,6 +426,18 @@ class Json(ProtocolTest):
         self.assert_one_parse_error(b'{"jsonrpc": "2.0", "id": 9, "method": "textDocument/hover", "params": {"n": 1E400}}', 9,
                                     "a number too large for a double")
 
+    def test_deep_nesting_gets_32700_and_the_server_lives_on(self):
+        # Valid JSON 90,000 levels deep overflowed the server's stack (issue 32).
+        for open_, close in (("[", "]"), ('{"a":', "}")):
+            body = '{"jsonrpc": "2.0", "id": 11, "method": "textDocument/hover", "params": %s0%s}' % (
+                open_ * 90000, close * 90000)
+            self.assert_one_parse_error(body.encode(), 11, "JSON nested 90,000 deep in %s" % open_)
+            self.s.null_id_errors.clear()
+        # Ordinary nesting is not affected: a deep but reasonable value is an ordinary bad hover.
+        r = self.call("textDocument/hover", {"textDocument": {"uri": self.mlp_uri}, "position": {"line": 0, "character": 0},
+                                             "x": json.loads("[" * 100 + "]" * 100)})
+        self.assertResult(r, "a hover with a 100-deep extra field")
+
     def test_invalid_utf8_in_a_string(self):
         body = (b'{"jsonrpc": "2.0", "id": 6, "method": "textDocument/hover", "params": {"textDocument": '
                 b'{"uri": "file:///tmp/caf\xc3\x28\xff.py"}, "position": {"line": 0, "character": 0}}}')
@@ -542,6 +554,14 @@ class Lifecycle(ProtocolTest):
         self.assertEqual(self.s.wait_exit(), 0)
         self.s.stdout_closed.wait(5)
         self.assertEqual(self.s.leftover, b"", "bytes after the last message")
+
+    def test_shutdown_and_exit_with_params_null_exit_0(self):
+        # Some clients send "params": null with methods that take none; -32600 kept the server alive.
+        self.s.send({"jsonrpc": "2.0", "id": 77, "method": "shutdown", "params": None})
+        self.expected_ids.append(77)
+        self.assertIsNone(self.assertResult(self.s.wait_reply(77), "shutdown with params null"))
+        self.s.send({"jsonrpc": "2.0", "method": "exit", "params": None})
+        self.assertEqual(self.s.wait_exit(), 0)
 
     def test_exit_without_shutdown_exits_1(self):
         self.s.notify("exit")

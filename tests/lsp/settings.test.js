@@ -7,6 +7,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { pathToFileURL } = require('node:url');
 const { withSession } = require('./lib/session');
 const { fixture, read, byCode, codes, assertWellFormedDiagnostics } = require('./lib/fixtures');
 
@@ -188,6 +189,27 @@ test('[tool.shardlens] in the nearest pyproject.toml; initializationOptions win 
       const diags = await s.settledDiagnostics(doc);
       assert.deepEqual(byCode(diags, 'divisibility-heads'), [], `initializationOptions (1x8) win over pyproject.toml (1x32): ${codes(diags)}`);
       assert.deepEqual(shapes(await plan(s, doc)), ['1x8']);
+    });
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('pyproject.toml is read up to the workspace folder only; didChangeWorkspaceFolders moves the bound', async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'shardlens-lsp-folders-'));
+  try {
+    fs.writeFileSync(path.join(root, 'pyproject.toml'), '[tool.shardlens]\nmeshes = ["1x2"]\n');
+    fs.mkdirSync(path.join(root, 'pkg'));
+    fs.writeFileSync(path.join(root, 'pkg', 'gpt.py'), read(fixture('gpt.py')));
+    await withSession({ rootPath: path.join(root, 'pkg') }, async (s) => {
+      assert.deepEqual(s.initializeResult.capabilities.workspace?.workspaceFolders, { supported: true, changeNotifications: true });
+      const doc = await s.open(path.join(root, 'pkg', 'gpt.py'));
+      await s.diagnostics(doc, () => true, { since: 0 });
+      assert.deepEqual(shapes(await plan(s, doc)), ['1x8'], 'a pyproject.toml above the workspace folder was read');
+      const folder = (p) => ({ uri: pathToFileURL(p).href, name: path.basename(p) });
+      await s.conn.sendNotification('workspace/didChangeWorkspaceFolders',
+        { event: { added: [folder(root)], removed: [folder(path.join(root, 'pkg'))] } });
+      await planWhen(s, doc, (p) => shapes(p).join() === '1x2', 'the meshes of the pyproject.toml now inside the workspace');
     });
   } finally {
     fs.rmSync(root, { recursive: true, force: true });

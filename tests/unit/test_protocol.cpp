@@ -117,6 +117,45 @@ TEST_CASE("jsonrpc: requests, notifications, responses and invalid messages") {
   CHECK(serialize(make_error(nullptr, error_code::kParseError, "bad \xff byte")).find("bad") != std::string::npos);
 }
 
+TEST_CASE("jsonrpc: \"params\": null is a method without params (shutdown and exit from some clients)") {
+  bool parse_error = false;
+  std::string why;
+  auto shutdown = classify(R"({"jsonrpc":"2.0","id":3,"method":"shutdown","params":null})", parse_error, why);
+  CHECK(!parse_error);
+  CHECK((shutdown.kind == Incoming::Request && shutdown.method == "shutdown" && shutdown.params.is_null()));
+  auto exit = classify(R"({"jsonrpc":"2.0","method":"exit","params":null})", parse_error, why);
+  CHECK((exit.kind == Incoming::Notification && exit.method == "exit" && exit.params.is_null()));
+}
+
+TEST_CASE("jsonrpc: nesting deeper than kMaxJsonDepth is a parse error, not a stack overflow") {
+  auto nested = [](size_t depth, const std::string& open, const std::string& close) {
+    std::string s;
+    for (size_t i = 0; i < depth; ++i) s += open;
+    s += "0";
+    for (size_t i = 0; i < depth; ++i) s += close;
+    return s;
+  };
+  bool parse_error = false;
+  std::string why;
+  // Valid JSON 90,000 levels deep: copying it into the message recursed once per level.
+  for (auto [open, close] : {std::pair{"[", "]"}, std::pair{"{\"a\":", "}"}}) {
+    std::string body = R"({"jsonrpc":"2.0","id":1,"method":"x","params":[)" + nested(90000, open, close) + "]}";
+    auto in = classify(body, parse_error, why);
+    CHECK(parse_error);
+    CHECK(why.find("nested deeper than 512") != std::string::npos);
+    CHECK(in.kind == Incoming::Invalid);
+  }
+  // Up to the limit (the message object and params count) it is an ordinary message.
+  std::string body = R"({"jsonrpc":"2.0","id":1,"method":"x","params":[)" + nested(kMaxJsonDepth - 2, "[", "]") + "]}";
+  auto in = classify(body, parse_error, why);
+  CHECK(!parse_error);
+  CHECK(in.kind == Incoming::Request);
+  CHECK(nested_deeper_than(body, kMaxJsonDepth - 1));
+  // Brackets inside strings (escaped quotes too) are text.
+  CHECK(!nested_deeper_than(R"({"s":"[[[[\"[[[["})", 2));
+  CHECK(nested_deeper_than("[[[", 2));
+}
+
 TEST_CASE("positions: UTF-16 counts astral characters twice, UTF-8 counts bytes") {
   std::string text = "a = 1\n# é𝔘x\r\nlast";
   LineIndex index(text);

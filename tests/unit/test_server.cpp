@@ -1,6 +1,10 @@
 // The server's analysis pieces without the protocol: settings, annotation checks, incremental
 // re-analysis, hovers and lenses over a real fixture.
 #include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "analysis.h"
 #include "lsp_features.h"
@@ -55,6 +59,48 @@ TEST_CASE("settings: [tool.shardlens] in pyproject.toml") {
   CHECK(j["strategy"] == "tensor");
   CHECK(!j.contains("name"));
   CHECK(problems.size() == 1);  // the inline table
+}
+
+TEST_CASE("settings: a workspace file cannot allow execution, ask for the exact graph or choose the interpreter") {
+  std::vector<std::string> problems;
+  auto j = read_pyproject_settings(
+      "[tool.shardlens]\nmeshes = [\"t3k\"]\nallowExecution = true\nexactGraph = true\npython = \"./evil/python3\"\n", problems);
+  REQUIRE(problems.empty());
+  Settings s;
+  s.apply(j, problems, SettingsSource::Workspace);
+  CHECK(s.meshes == std::vector<std::string>{"t3k"});  // analysis options still apply
+  CHECK(!s.allow_execution);
+  CHECK(!s.exact_graph);
+  CHECK(s.python.empty());
+  CHECK(problems.size() == 3);
+  // The user's own settings can.
+  problems.clear();
+  s.apply(j, problems, SettingsSource::User);
+  CHECK((s.allow_execution && s.exact_graph && s.python == "./evil/python3"));
+  CHECK(problems.empty());
+}
+
+TEST_CASE("settings: pyproject.toml is looked for up to the workspace folder, never above it") {
+  namespace fs = std::filesystem;
+  fs::path top = fs::temp_directory_path() / ("shardlens-pyproject-" + std::to_string(::getpid()));
+  fs::create_directories(top / "ws" / "pkg" / "models");
+  fs::create_directories(top / "ws" / "sub");
+  fs::create_directories(top / "elsewhere");
+  auto touch = [](const fs::path& p) { std::ofstream(p) << "[tool.shardlens]\n"; };
+  touch(top / "pyproject.toml");  // above the workspace: a stranger's
+  const std::string ws = (top / "ws").string();
+  CHECK(find_pyproject((top / "ws" / "pkg" / "models").string(), {ws}).empty());
+  touch(top / "ws" / "pyproject.toml");
+  CHECK(find_pyproject((top / "ws" / "pkg" / "models").string(), {ws}) == (top / "ws" / "pyproject.toml").string());
+  touch(top / "ws" / "pkg" / "pyproject.toml");
+  CHECK(find_pyproject((top / "ws" / "pkg" / "models").string(), {ws}) == (top / "ws" / "pkg" / "pyproject.toml").string());
+  // The deepest folder holding the document bounds the walk.
+  CHECK(find_pyproject((top / "ws" / "sub").string(), {ws, (top / "ws" / "sub").string() + "/"}).empty());
+  // Outside every folder (or with none): the document's own directory only.
+  CHECK(find_pyproject((top / "elsewhere").string(), {ws}).empty());
+  CHECK(find_pyproject((top / "ws" / "pkg" / "models").string(), {}).empty());
+  CHECK(find_pyproject((top / "ws" / "pkg").string(), {}) == (top / "ws" / "pkg" / "pyproject.toml").string());
+  fs::remove_all(top);
 }
 
 TEST_CASE("annotations: mark_sharding calls are resolved through loops and checked against the plan") {

@@ -32,7 +32,7 @@ import {
 } from './commandResult';
 import { meshPicks, parseMeshList } from './mesh';
 import { locateExecutable, serverLaunch } from './serverCommand';
-import { explicitValue, keysDroppedSinceStart, meshesTarget, ServerKey, SERVER_KEYS, ServerSettings, toServerSettings } from './settings';
+import { explicitValue, keysDroppedSinceStart, meshesTarget, ServerKey, SERVER_KEYS, ServerSettings, settingValue, toServerSettings } from './settings';
 import { busyStatus, errorStatus, planStatus, StatusView } from './status';
 
 export const SECTION = 'shardlens';
@@ -261,7 +261,8 @@ class Shardlens implements vscode.Disposable {
   // The explicit `shardlens.*` values for the server; warns once about each invalid one.
   private serverSettings(scope?: vscode.Uri): ReturnType<typeof toServerSettings> {
     const config = vscode.workspace.getConfiguration(SECTION, scope ?? null);
-    const mapped = toServerSettings((key) => explicitValue(config.inspect(key)));
+    const trusted = vscode.workspace.isTrusted;
+    const mapped = toServerSettings((key) => settingValue(key, config.inspect(key), trusted));
     const now = new Set(mapped.problems);
     for (const p of mapped.problems)
       if (!this.shownProblems.has(p)) void vscode.window.showWarningMessage(`Shardlens: ${p} (ignored)`);

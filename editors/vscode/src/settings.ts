@@ -4,11 +4,18 @@
 // Only values the user set (user, workspace or folder settings) are sent; defaults are not, so
 // `[tool.shardlens]` in pyproject.toml, which the server reads below the client's settings, still
 // applies where the user has not chosen otherwise. Invalid values are reported here and left out.
+//
+// The execution settings (allowExecution, exactGraph, python) let the server run code: the user's
+// script for an export, a TorchScript archive's ops when it loads `model.pt`. They are read from
+// the user's settings only (never a workspace's `.vscode/settings.json`, which a cloned repository
+// brings) and not sent at all in an untrusted workspace.
 
 import { parseMesh } from './mesh';
 
-export const SERVER_KEYS = ['meshes', 'strategy', 'batch', 'seq', 'phase', 'dtype', 'hardware', 'model'] as const;
+export const EXECUTION_KEYS = ['allowExecution', 'exactGraph', 'python'] as const;
+export const SERVER_KEYS = ['meshes', 'strategy', 'batch', 'seq', 'phase', 'dtype', 'hardware', 'model', ...EXECUTION_KEYS] as const;
 export type ServerKey = (typeof SERVER_KEYS)[number];
+export type ExecutionKey = (typeof EXECUTION_KEYS)[number];
 
 export const ENUMS = {
   strategy: ['auto', 'tensor'],
@@ -26,6 +33,9 @@ export interface ServerSettings {
   dtype?: string;
   hardware?: string;
   model?: string;
+  allowExecution?: boolean;
+  exactGraph?: boolean;
+  python?: string;
 }
 
 // The part of vscode.WorkspaceConfiguration.inspect()'s result used here.
@@ -42,6 +52,17 @@ export function explicitValue<T>(inspection: Inspection<T> | undefined): T | und
   for (const v of [inspection.workspaceFolderValue, inspection.workspaceValue, inspection.globalValue])
     if (v !== undefined && v !== null) return v;
   return undefined;
+}
+
+export const isExecutionKey = (key: string): key is ExecutionKey => (EXECUTION_KEYS as readonly string[]).includes(key);
+
+// The value of `shardlens.<key>` the server may get: for the execution settings the user's own
+// (user settings) value, and nothing in an untrusted workspace; for the others explicitValue().
+export function settingValue<T>(key: ServerKey, inspection: Inspection<T> | undefined, trusted: boolean): T | undefined {
+  if (!isExecutionKey(key)) return explicitValue(inspection);
+  if (!trusted || !inspection) return undefined;
+  const v = inspection.globalValue;
+  return v === null ? undefined : v;
 }
 
 export interface Mapped {
@@ -96,10 +117,18 @@ export function toServerSettings(value: (key: ServerKey) => unknown): Mapped {
     else problems.push(`shardlens.${key} must be a positive integer, not ${show(v)}`);
   }
 
-  const model = value('model');
-  if (model !== undefined) {
-    if (typeof model !== 'string') problems.push(`shardlens.model must be a string, not ${show(model)}`);
-    else if (model.trim() !== '') settings.model = model.trim();
+  for (const key of ['model', 'python'] as const) {
+    const v = value(key);
+    if (v === undefined) continue;
+    if (typeof v !== 'string') problems.push(`shardlens.${key} must be a string, not ${show(v)}`);
+    else if (v.trim() !== '') settings[key] = v.trim();
+  }
+
+  for (const key of ['allowExecution', 'exactGraph'] as const) {
+    const v = value(key);
+    if (v === undefined) continue;
+    if (typeof v === 'boolean') settings[key] = v;
+    else problems.push(`shardlens.${key} must be true or false, not ${show(v)}`);
   }
   return { settings, problems };
 }

@@ -63,6 +63,15 @@ function clientCapabilities({ encodings = ['utf-16'], configuration = true } = {
   };
 }
 
+// `shardlens serve --listen`'s stderr: "shardlens: token T" then "shardlens: listening on HOST:PORT"
+// (HOST as bound: 127.0.0.1 or [::1]). undefined until both lines are there.
+function listeningLine(stderr) {
+  const m = /^shardlens: listening on (\[[^\]]+\]|[^:\s]+):(\d+)$/m.exec(stderr);
+  const t = /^shardlens: token ([0-9a-f]+)$/m.exec(stderr);
+  if (!m || !t) return undefined;
+  return { host: m[1].replace(/^\[|\]$/g, ''), printedHost: m[1], port: Number(m[2]), token: t[1] };
+}
+
 class ServerProcess {
   // args: extra arguments after `serve`.
   static spawn(args = [], env = {}) {
@@ -95,7 +104,8 @@ class ServerProcess {
 class Session {
   // opts: initializationOptions, encodings, configuration (object of settings answered for
   // section "shardlens", or a function(item) -> value), transport 'stdio' | 'tcp', args, rootPath,
-  // workspaceConfiguration (client capability, default true).
+  // workspaceConfiguration (client capability, default true); over TCP: listen (the --listen
+  // address, default 127.0.0.1:0), sendToken (default true).
   static async start(opts = {}) {
     const s = new Session(opts);
     await s._connect();
@@ -128,17 +138,15 @@ class Session {
       this.reader = new rpc.StreamMessageReader(this.server.proc.stdout);
       this.writer = new rpc.StreamMessageWriter(this.server.proc.stdin);
     } else {
-      this.server = ServerProcess.spawn(['--listen', '127.0.0.1:0', ...(this.opts.args || [])], this.opts.env);
+      this.server = ServerProcess.spawn(['--listen', this.opts.listen || '127.0.0.1:0', ...(this.opts.args || [])], this.opts.env);
       this.stdout = '';
       this.server.proc.stdout.setEncoding('utf8');
       this.server.proc.stdout.on('data', (d) => { this.stdout += d; });
-      const port = await this._waitFor(() => {
-        const m = /shardlens: listening on 127\.0\.0\.1:(\d+)/.exec(this.server.stderr);
-        return m ? Number(m[1]) : undefined;
-      }, T(5000), 'the "shardlens: listening on 127.0.0.1:PORT" line on stderr', this.server.proc.stderr);
-      this.port = port;
-      assert.ok(port > 0 && port < 65536, `bad port ${port}`);
-      this.socket = net.connect({ host: '127.0.0.1', port });
+      const listening = await this._waitFor(() => listeningLine(this.server.stderr), T(5000),
+        'the "shardlens: listening on HOST:PORT" line on stderr', this.server.proc.stderr);
+      Object.assign(this, listening); // host, port, token
+      assert.ok(this.port > 0 && this.port < 65536, `bad port ${this.port}`);
+      this.socket = net.connect({ host: this.host, port: this.port });
       await new Promise((resolve, reject) => { this.socket.once('connect', resolve); this.socket.once('error', reject); });
       this.reader = new rpc.SocketMessageReader(this.socket);
       this.writer = new rpc.SocketMessageWriter(this.socket);
@@ -288,6 +296,8 @@ class Session {
       trace: 'off',
     };
     if (o.initializationOptions !== undefined) params.initializationOptions = o.initializationOptions;
+    // Over TCP the server wants the token it printed (unless the test chooses what to send).
+    if (this.token && o.sendToken !== false) params.initializationOptions = { ...(params.initializationOptions || {}), token: this.token };
     this.initializeResult = await this.conn.sendRequest(lsp.InitializeRequest.type, params);
     await this.conn.sendNotification(lsp.InitializedNotification.type, {});
     return this.initializeResult;
@@ -465,4 +475,4 @@ async function withSession(opts, body) {
   }
 }
 
-module.exports = { Session, ServerProcess, withSession, fileUri, clientCapabilities, SHARDLENS, FIXTURES, REPO, T, lsp };
+module.exports = { Session, ServerProcess, withSession, listeningLine, fileUri, clientCapabilities, SHARDLENS, FIXTURES, REPO, T, lsp };

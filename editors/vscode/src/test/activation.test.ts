@@ -225,3 +225,42 @@ test('untrusted workspace: the workspace cannot choose the server; trusting it r
     await deactivate();
   }
 });
+
+test('execution settings reach the server only from the user settings, and not in an untrusted workspace', { skip }, async () => {
+  // A stand-in Python for Export graph: it says it ran (through the server's error message).
+  const python = path.join(dir, 'stand-in-python3');
+  fs.writeFileSync(python, '#!/bin/sh\necho \'{"ok": false, "kind": "script-raised", "message": "the stand-in python ran"}\'\nexit 4\n', { mode: 0o755 });
+  const exportError = async (): Promise<string> => {
+    control.log.errors.length = 0;
+    await control.commands.get('shardlens.client.exportGraph')!();
+    return control.log.errors.find((e) => e.includes('shardlens.exportGraph')) ?? control.log.errors.join('\n');
+  };
+  control.values['shardlens.server.path'] = { globalValue: SHARDLENS };
+  control.values['shardlens.server.args'] = {};
+  try {
+    // The workspace's own settings (a cloned repository's .vscode/settings.json): not sent.
+    control.values['shardlens.allowExecution'] = { workspaceValue: true };
+    control.values['shardlens.python'] = { workspaceValue: python };
+    await activate();
+    await statusText(/\d+ collectives?$/);
+    assert.match(await exportError(), /allowExecution/);
+    await deactivate();
+    // The user's, in an untrusted workspace: not sent either; once trusted, they are.
+    options.trusted = false;
+    control.values['shardlens.allowExecution'] = { globalValue: true };
+    control.values['shardlens.python'] = { globalValue: python };
+    await activate();
+    await statusText(/\d+ collectives?$/);
+    assert.match(await exportError(), /allowExecution/);
+    control.log.output.length = 0;
+    control.trust();
+    await waitFor('the restart after trust', () => control.log.output.some((l) => l.includes('server started')));
+    await statusText(/\d+ collectives?$/);
+    assert.match(await exportError(), /the stand-in python ran/);
+  } finally {
+    options.trusted = true;
+    delete control.values['shardlens.allowExecution'];
+    delete control.values['shardlens.python'];
+    if (context) await deactivate();
+  }
+});

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 
-import { ENUMS, SERVER_KEYS } from '../settings';
+import { ENUMS, EXECUTION_KEYS, SERVER_KEYS } from '../settings';
 
 const ROOT = path.resolve(__dirname, '../..');
 const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -68,7 +68,19 @@ test('settings mirror the server names, enums and defaults', () => {
 test('limited in untrusted workspaces', () => {
   const u = manifest.capabilities.untrustedWorkspaces;
   assert.equal(u.supported, 'limited');
-  assert.deepEqual(u.restrictedConfigurations, ['shardlens.server.path', 'shardlens.server.args']);
+  assert.deepEqual(u.restrictedConfigurations, [
+    'shardlens.server.path', 'shardlens.server.args', ...EXECUTION_KEYS.map((k) => `shardlens.${k}`),
+  ]);
+});
+
+test('the settings that let the server run code are machine-scoped (a workspace cannot set them), off by default', () => {
+  const props = manifest.contributes.configuration.properties;
+  for (const key of EXECUTION_KEYS) assert.equal(props[`shardlens.${key}`].scope, 'machine', key);
+  assert.equal(props['shardlens.allowExecution'].type, 'boolean');
+  assert.equal(props['shardlens.allowExecution'].default, false);
+  assert.equal(props['shardlens.exactGraph'].default, false);
+  assert.equal(props['shardlens.python'].type, 'string');
+  assert.match(props['shardlens.allowExecution'].markdownDescription, /runs the archive's own code/);
 });
 
 test('client options: python documents, settings section, server commands it calls', () => {

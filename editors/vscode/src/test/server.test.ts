@@ -112,7 +112,8 @@ before(async () => {
   conn.listen();
 
   // Every setting, as a user would write them in settings.json, through the extension's mapping.
-  const user = { meshes: ['t3k', '8x4'], strategy: 'auto', batch: 1, seq: 2048, phase: 'decode', dtype: 'bf16', hardware: 'wormhole', model: 'Net()' };
+  const user: Record<string, unknown> = { meshes: ['t3k', '8x4'], strategy: 'auto', batch: 1, seq: 2048, phase: 'decode', dtype: 'bf16',
+    hardware: 'wormhole', model: 'Net()', allowExecution: false, exactGraph: false, python: '/usr/bin/python3' };
   const mapped = toServerSettings((k) => user[k]);
   assert.deepEqual(mapped.problems, []);
   settings = mapped.settings;

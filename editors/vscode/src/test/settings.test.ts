@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { explicitValue, keysDroppedSinceStart, meshesTarget, SERVER_KEYS, ServerKey, toServerSettings } from '../settings';
+import { explicitValue, keysDroppedSinceStart, meshesTarget, SERVER_KEYS, ServerKey, settingValue, toServerSettings } from '../settings';
 
 const from = (values: Partial<Record<ServerKey, unknown>>) => (key: ServerKey) => values[key];
 
@@ -20,7 +20,8 @@ test('toServerSettings: nothing set sends nothing (pyproject.toml still applies)
 
 test('toServerSettings: every server setting, under the server names', () => {
   const r = toServerSettings(
-    from({ meshes: ['t3k', ' 8x4'], strategy: 'tensor', batch: 4, seq: 128, phase: 'prefill', dtype: 'bfp8', hardware: 'blackhole', model: ' GPT(GPTConfig()) ' }),
+    from({ meshes: ['t3k', ' 8x4'], strategy: 'tensor', batch: 4, seq: 128, phase: 'prefill', dtype: 'bfp8', hardware: 'blackhole', model: ' GPT(GPTConfig()) ',
+           allowExecution: true, exactGraph: false, python: ' /usr/bin/python3 ' }),
   );
   assert.deepEqual(r.problems, []);
   assert.deepEqual(r.settings, {
@@ -32,6 +33,9 @@ test('toServerSettings: every server setting, under the server names', () => {
     dtype: 'bfp8',
     hardware: 'blackhole',
     model: 'GPT(GPTConfig())',
+    allowExecution: true,
+    exactGraph: false,
+    python: '/usr/bin/python3',
   });
   assert.deepEqual(Object.keys(r.settings).sort(), [...SERVER_KEYS].sort());
 });
@@ -60,6 +64,21 @@ test('toServerSettings: invalid values are reported and left out, valid ones kep
   assert.deepEqual(mixed.problems, ['shardlens.meshes must not be empty', 'shardlens.seq must be a positive integer, not "5"']);
   assert.deepEqual(toServerSettings(from({ meshes: [8] })).problems, ['shardlens.meshes: entries must be strings like "1x8" or "t3k", not 8']);
   assert.deepEqual(toServerSettings(from({ meshes: { a: 1 } })).problems, ['shardlens.meshes must be a list of meshes like ["1x8"], not {"a":1}']);
+});
+
+test('settingValue: execution settings only from the user settings, and not in an untrusted workspace', () => {
+  const everywhere = { globalValue: true, workspaceValue: false, workspaceFolderValue: false };
+  assert.equal(settingValue('allowExecution', everywhere, true), true);
+  assert.equal(settingValue('allowExecution', { workspaceValue: true }, true), undefined, "a workspace's value is not the user's");
+  assert.equal(settingValue('exactGraph', { workspaceFolderValue: true }, true), undefined);
+  assert.equal(settingValue('python', { workspaceValue: './venv/bin/python3' }, true), undefined);
+  for (const key of ['allowExecution', 'exactGraph', 'python'] as const)
+    assert.equal(settingValue(key, { globalValue: key === 'python' ? '/usr/bin/python3' : true }, false), undefined, `${key} untrusted`);
+  // Analysis settings: the most specific scope, trusted or not (VS Code applies them either way).
+  assert.deepEqual(settingValue('meshes', { globalValue: ['1x8'], workspaceValue: ['t3k'] }, false), ['t3k']);
+  const mapped = toServerSettings((key) => settingValue(key, { workspaceValue: key === 'meshes' ? ['t3k'] : true }, true));
+  assert.deepEqual(mapped.settings, { meshes: ['t3k'] }, 'nothing execution-related from the workspace');
+  assert.deepEqual(toServerSettings(from({ allowExecution: 'yes' })).problems, ['shardlens.allowExecution must be true or false, not "yes"']);
 });
 
 test('keysDroppedSinceStart: keys the server was started with that are now unset', () => {
