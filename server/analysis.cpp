@@ -39,6 +39,11 @@ size_t DocumentAnalysis::offset_of(const ir::Span& given, bool end) const {
   return std::min(start + column, limit);
 }
 
+const std::shared_ptr<python::ModuleLoader>& workspace_modules() {
+  static const auto loader = std::make_shared<python::ModuleLoader>();
+  return loader;
+}
+
 DocumentAnalyzer::DocumentAnalyzer() = default;
 DocumentAnalyzer::~DocumentAnalyzer() = default;
 
@@ -206,6 +211,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   if (fresh) {
     recent_.clear();  // a fresh extractor has run nothing: an extraction follows, whatever the text
     extractor_ = std::make_unique<python::ModelExtractor>(text, path);
+    extractor_->set_module_loader(workspace_modules());
     path_ = path;
   }
   // A text analysed a moment ago with the same settings (a keystroke taken back, an undo): its
@@ -215,6 +221,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   const bool exact_wanted = settings.exact_graph && settings.allow_execution;
   for (const auto& earlier : recent_)
     if (earlier->text == text && earlier->settings == settings && earlier->exact_graph.empty() &&
+        extractor_->imports_current(earlier->extraction) &&
         !(exact_wanted && fresh_export(path, text, export_path_for(path)))) {
       a = std::make_shared<DocumentAnalysis>(*earlier);
       a->version = version;
@@ -228,6 +235,12 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   a->options = settings.plan_options();
   python::ExtractOptions extract;
   extract.model_expression = settings.model;
+  {
+    std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
+    std::vector<std::string> extra;
+    for (auto& p : settings.python_path) extra.push_back(p.empty() || p[0] == '/' || dir.empty() ? p : dir + "/" + p);
+    extract.python_path = python::search_path_entries(extra);
+  }
   extract.trace_forward = true;
   extract.workload.batch = a->options.workload.batch;
   extract.workload.tokens = a->options.workload.tokens_per_forward();
@@ -251,6 +264,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   }
   a->extract_ms = since(t0);
   a->extract_stats = result.stats;
+  a->dependencies = reuse && last_ ? last_->dependencies : result.dependencies;
   if (reuse) {
     a->path_taken = "unchanged code";
     a->shared_model = last_->shared_model;

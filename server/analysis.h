@@ -67,6 +67,7 @@ struct DocumentAnalysis {
   std::vector<AnnotationSite> annotations;
   ScriptMesh script_mesh;
   std::vector<Finding> findings;
+  std::vector<std::string> dependencies;  // files of the modules the script imported (ExtractResult::dependencies)
   double analysis_ms = 0;
   // Where analysis_ms went (logged at info): edits applied and extraction, planning, the rest
   // (findings and annotation checks); "reused" when an earlier analysis held as it was.
@@ -81,6 +82,10 @@ struct DocumentAnalysis {
   std::vector<size_t> line_starts;
   protocol::LineIndex lines;  // for LSP positions
 };
+
+// The modules every open document imports from, shared so that each is lowered once; open
+// buffers of imported files are set as overlays on it (language_server.cpp).
+const std::shared_ptr<python::ModuleLoader>& workspace_modules();
 
 // Keeps one document's extractor (incremental parse) and planner (memo) between analyses.
 class DocumentAnalyzer {

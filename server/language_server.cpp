@@ -475,6 +475,7 @@ class Server {
     if (m == "textDocument/didSave") return;
     if (m == "workspace/didChangeConfiguration") return did_change_configuration(in.params);
     if (m == "workspace/didChangeWorkspaceFolders") return did_change_workspace_folders(in.params);
+    if (m == "workspace/didChangeWatchedFiles") return did_change_watched_files(in.params);
     if (m == "$/cancelRequest") return cancel(in.params);
     // Unknown notifications (and `$/` ones) are ignored.
   }
@@ -703,6 +704,34 @@ class Server {
     doc.lines = protocol::LineIndex(doc.text);
     doc.reset = true;
     schedule(doc, 0);
+    imported_file_changed(doc);
+  }
+
+  // An open buffer is what another document's imports read of that file; the documents that
+  // import it are analysed again, and no other.
+  void imported_file_changed(const Document& changed, int delay_ms = 0) {
+    if (changed.path.empty()) return;
+    workspace_modules()->set_overlay(changed.path, changed.text);
+    reanalyse_dependents(changed.path, delay_ms);
+  }
+
+  void reanalyse_dependents(const std::string& path, int delay_ms) {
+    for (auto& [uri, other] : documents_) {
+      if (other.path == path || !other.analysis) continue;
+      const auto& deps = other.analysis->dependencies;
+      if (std::find(deps.begin(), deps.end(), path) == deps.end()) continue;
+      other.submitted_version = -1;
+      schedule(other, delay_ms);
+    }
+  }
+
+  // workspace/didChangeWatchedFiles: a file changed on disk (the loader notices by its time and
+  // size; the documents that import it are analysed again).
+  void did_change_watched_files(const json& params) {
+    if (!params.is_object() || !params.contains("changes") || !params["changes"].is_array()) return;
+    for (auto& change : params["changes"])
+      if (change.is_object() && change.contains("uri") && change["uri"].is_string())
+        reanalyse_dependents(uri_to_path(change["uri"].get<std::string>()), 0);
   }
 
   void did_change(const json& params) {
@@ -735,6 +764,7 @@ class Server {
     int debounce_ms = now - doc.last_change < std::chrono::milliseconds(150) ? 40 : 10;
     doc.last_change = now;
     schedule(doc, debounce_ms);
+    imported_file_changed(doc, debounce_ms);
   }
 
   void did_close(const json& params) {
@@ -745,7 +775,12 @@ class Server {
     job.close = true;
     worker_.submit(uri, std::move(job));
     notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
+    std::string path = doc.path;
     documents_.erase(uri);
+    if (!path.empty()) {
+      workspace_modules()->clear_overlay(path);  // importers read the disk's text again
+      reanalyse_dependents(path, 0);
+    }
   }
 
   std::pair<size_t, size_t> byte_range(const Document& doc, const json& range) {

@@ -66,6 +66,16 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
     else if (list.is_array() && list.empty())
       problems.push_back("shardlens.meshes must not be empty");
   }
+  for (const char* key : {"pythonPath", "python-path"}) {
+    auto it = object.find(key);
+    if (it == object.end() || it->is_null()) continue;
+    json list = it->is_string() ? json::array({*it}) : *it;
+    std::vector<std::string> dirs;
+    bool ok = list.is_array();
+    for (auto& d : list) ok = ok && d.is_string() && (dirs.push_back(d.get<std::string>()), true);
+    if (ok) python_path = dirs;
+    else problems.push_back(std::string("shardlens.") + key + " must be a list of folders, not " + it->dump());
+  }
   text("strategy", strategy, {"auto", "tensor"});
   positive("batch", batch);
   positive("seq", seq);
@@ -87,7 +97,7 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
 json Settings::to_json() const {
   return {{"meshes", meshes}, {"strategy", strategy}, {"batch", batch}, {"seq", seq}, {"phase", phase},
           {"dtype", dtype},   {"hardware", hardware}, {"model", model}, {"allowExecution", allow_execution}, {"python", python},
-          {"exactGraph", exact_graph}};
+          {"exactGraph", exact_graph}, {"pythonPath", python_path}};
 }
 
 plan::PlanOptions Settings::plan_options() const {

@@ -33,6 +33,9 @@ struct Settings {
   // when it is fresh; needs allow_execution. The server also sets it for a document whose export
   // the user ran (shardlens.exportGraph).
   bool exact_graph = false;
+  // Setting `pythonPath` (`python-path` in pyproject.toml): folders searched for imports after the
+  // script's folder, its package root and PYTHONPATH; relative ones from the document's folder.
+  std::vector<std::string> python_path;
 
   // Applies the keys present in `object`; a bad value is reported in `problems` and ignored, and
   // so is an execution key from a workspace file.

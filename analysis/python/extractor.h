@@ -94,6 +94,11 @@ class ModelExtractor {
   using Token = std::shared_ptr<const void>;
   Token last_extraction() const { return last_; }
   void assume_extracted(const Token& token) { last_ = std::static_pointer_cast<const Made>(token); }
+  // Whether the modules that extraction imported are still as it read them.
+  bool imports_current(const Token& token) {
+    auto made = std::static_pointer_cast<const Made>(token);
+    return !made || imports_unchanged(made->imported);
+  }
 
  private:
   struct Recovered {
