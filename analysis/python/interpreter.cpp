@@ -295,7 +295,10 @@ Flow Interpreter::exec_units(const std::vector<std::shared_ptr<Unit>>& units, co
     frame.unit = unit.get();
     Flow flow = exec(*unit->stmt, frame);
     if (flow == Flow::Raise && pending_) {
-      if (uncatchable(pending_)) {
+      // An imported module that raises ImportError fails its import, as in Python: the importer's
+      // `except ImportError:` fallback runs (optional accelerators modelled as absent).
+      bool import_failed = scope != globals_ && (pending_->type == "ImportError" || pending_->type == "ModuleNotFoundError");
+      if (uncatchable(pending_) || import_failed) {
         result = Flow::Raise;
         break;
       }
@@ -693,8 +696,18 @@ std::optional<Value> Interpreter::import_source(const std::string& qual, const i
         return module;
       }
       CallDepth depth(call_depth_, deepest_call_);  // imports nest like calls: a cycle of them ends
-      if (exec_units(loaded->units, ns->scope) == Flow::Raise && pending_ && pending_->type == kBudget)
-        note("analysis stopped", "importing '" + qual + "' needs more than the analysis budget of steps", site);
+      if (exec_units(loaded->units, ns->scope) == Flow::Raise && pending_) {
+        if (pending_->type == kBudget) {
+          note("analysis stopped", "importing '" + qual + "' needs more than the analysis budget of steps", site);
+        } else {
+          // Its import failed: not in sys.modules, and the importer sees why.
+          modules_.erase(qual);
+          if (parent) parent->scope->vars.erase(qual.substr(dot + 1));
+          why = pending_->message;
+          if (import_guards_ == 0) pending_.reset();  // unguarded: the names it would bind are unknown
+          return std::nullopt;
+        }
+      }
     }
   }
   return module;

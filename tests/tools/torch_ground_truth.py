@@ -384,9 +384,11 @@ def main(argv=None):
     MetaMode = _build_mode(torch)
 
     sys.path.insert(0, os.path.dirname(script))
-    # shardlens' library models (transformers, diffusers, einops, ...) stand in for libraries this
-    # machine does not have, after the real site-packages, as shardlens searches them.
-    sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "analysis", "python", "library"))
+    # For the workspace loaders (tests/workspaces), shardlens' library models (transformers,
+    # diffusers, einops, ...) stand in for libraries this machine does not have, after the real
+    # site-packages, as shardlens searches them. The single-file test models keep the machine as it is.
+    if os.sep + "workspaces" + os.sep in os.path.abspath(script):
+        sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "analysis", "python", "library"))
     sys.argv = [script]
     run_name = "__main__" if opts.main else RUN_NAME
     try:

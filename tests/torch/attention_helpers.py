@@ -1,5 +1,5 @@
-"""Tensor helpers that helper_import.py imports from its own directory (static analysis does not
-follow imports from other files; the exact graph does)."""
+"""Tensor helpers that helper_import.py imports from its own directory (the static front end follows
+the import, as the exact graph does)."""
 import torch
 
 

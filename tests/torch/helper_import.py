@@ -1,7 +1,7 @@
 """Dataflow through helpers imported from another module in the same directory
 (attention_helpers.py): head split and merge and the norm live there, as many codebases keep
-them in a `modeling_utils` module. Static analysis sees calls it cannot follow; the exact graph sees
-the reshapes, so head-sharded attention is planned. Llama-like decoder at 7B widths, 2 layers."""
+them in a `modeling_utils` module. Both the static front end (which follows the import) and the exact
+graph see the reshapes, so head-sharded attention is planned. Llama-like decoder at 7B widths, 2 layers."""
 from dataclasses import dataclass
 
 import torch

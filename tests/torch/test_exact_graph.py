@@ -40,6 +40,9 @@ PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.execu
 MODEL_SAMPLE = ["hf_llama", "hf_gpt2", "hf_qwen2", "mixtral_moe", "timm_vit", "torchvision_resnet",
                 "lang_weight_tying", "mamba"]
 TORCH_TESTS = ["dispatch_attention", "helper_import", "runtime_registry"]
+# Of those, the ones the static front end now gets right too (a helper module beside the script; a
+# layer chosen by a name read from a JSON config).
+STATIC_SEES = {"helper_import", "runtime_registry"}
 
 
 class Results:
@@ -270,6 +273,11 @@ def test_plans(shardlens, res, workdir):
         res.check("exact plan is Megatron's %s" % n, not wrong, "; ".join(wrong[:4]))
         reduces = sum(c[2] for c in ce if c[0] == "all_reduce")
         res.check("exact plan: 2 all-reduce per block %s" % n, reduces == 4, "%d all-reduce: %s" % (reduces, ce))
+        if n in STATIC_SEES:
+            # Once blind spots of the static front end; it follows imports and reads config files now.
+            res.check("static plan matches the exact one %s" % n, (ls, cs) == (le, ce),
+                      "static %s / %s, exact %s / %s" % (ls, cs, le, ce))
+            continue
         res.check("static plan differs %s" % n, (ls, cs) != (le, ce), "static and exact plans are the same")
         blind = [d for d in exact["diagnostics"] if d["code"] == "static-blind"]
         res.check("static-blind reported %s" % n, blind and all(d["span"] and d["span"]["line"] >= 1 for d in blind),

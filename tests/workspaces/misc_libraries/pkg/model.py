@@ -1,5 +1,5 @@
 # A small model written for shardlens' tests that leans on smaller libraries: simple_parsing's Serializable args
-# (nested dataclass), packaging's version checks, loguru, einx, torch_einops_utils, xformers attention,
+# (nested dataclass), packaging's version checks, loguru, einx, torch_einops_utils, SDPA attention,
 # huggingface_hub's mixin.
 from dataclasses import dataclass
 from typing import Optional
@@ -13,8 +13,7 @@ from simple_parsing.helpers import Serializable
 from torch import nn
 from torch_einops_utils import pad_at_dim, safe_cat
 from torch_einops_utils.nn import Identity, Lambda, Sequential
-from xformers.ops.fmha import memory_efficient_attention
-from xformers.ops.fmha.attn_bias import BlockDiagonalCausalMask
+import torch.nn.functional as F
 
 
 @dataclass
@@ -49,8 +48,8 @@ class Block(nn.Module):
     def forward(self, x, seqlens):
         q, k, v = self.wqkv(x).chunk(3, dim=-1)
         shape = (1, x.shape[0], self.n_heads, -1)
-        out = memory_efficient_attention(q.reshape(shape), k.reshape(shape), v.reshape(shape),
-                                         BlockDiagonalCausalMask.from_seqlens(seqlens))
+        out = F.scaled_dot_product_attention(q.reshape(shape).transpose(1, 2), k.reshape(shape).transpose(1, 2),
+                                             v.reshape(shape).transpose(1, 2), is_causal=True).transpose(1, 2)
         x = x + self.wo(out.reshape(x.shape))
         return x + sum(expert(x) for expert in self.experts)
 
