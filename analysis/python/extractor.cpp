@@ -518,10 +518,11 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     c = fresh.get();
     c->interp = std::make_unique<Interpreter>();
     if (!loader_) loader_ = std::make_shared<ModuleLoader>();
-    // __file__ is absolute, as Python 3.9+ gives it to the main script.
+    // __file__ is absolute, as Python 3.9+ gives it to the main script ("" for standard input).
     std::error_code ec;
     std::string script_file = source_path_.empty() || source_path_ == "-" ? "" : std::filesystem::absolute(source_path_, ec).lexically_normal().string();
-    c->interp->set_module_loader(loader_, search_roots(options), script_file);
+    if (ec) script_file.clear();
+    c->interp->set_module_loader(loader_, search_roots(script_file, options), script_file);
     construct(*c, all_units, options, result);
     c->imported = c->interp->loaded_modules();
     c->options = made.options;
@@ -581,7 +582,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
                                          message.find("too deeply") != std::string::npos
                                              ? "nesting beyond the analyser's depth limit; the rest of the file is still analysed"
                                              : "the statement does not parse; the rest of the file is still analysed",
-                                         {u->start_row + span.row + 1, span.column, u->start_row + span.end_row + 1, span.end_column}});
+                                         span_in_file(span, u.get())});
   // Each imported module once (a run may read one twice only if it changed meanwhile: not here).
   for (auto& m : c->imported) {
     result.dependencies.push_back(m->path);
@@ -874,16 +875,15 @@ void ModelExtractor::construct(Construction& c, const std::vector<std::shared_pt
 
 namespace shardlens::python {
 
-std::vector<std::string> ModelExtractor::search_roots(const ExtractOptions& options) const {
-  // The script's folder, then the root of the package it sits in (the folder above the topmost
-  // one with an __init__.py), then the caller's entries, as pyright orders them.
+std::vector<std::string> ModelExtractor::search_roots(const std::string& script_file, const ExtractOptions& options) const {
+  // The script's folder (absolute, so that sys.path entries the script adds resolve from it), then
+  // the root of the package it sits in (the folder above the topmost one with an __init__.py),
+  // then the caller's entries, as pyright orders them.
   std::vector<std::string> roots;
   std::error_code ec;
-  // Absolute, so that sys.path entries the script adds (relative to its folder) resolve alike.
-  std::string script = source_path_.empty() || source_path_ == "-" ? "./-" : source_path_;
-  std::string dir = std::filesystem::absolute(std::filesystem::path(script), ec).parent_path().lexically_normal().string();
+  std::string dir = script_file.empty() ? std::filesystem::current_path(ec).string()
+                                        : std::filesystem::path(script_file).parent_path().string();
   if (ec || dir.empty()) dir = ".";
-  if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   roots.push_back(dir);
   std::string package_root = dir;
   struct stat st {};
@@ -916,7 +916,7 @@ std::shared_ptr<LoadedModule> lower_module_text(const std::string& path, const s
   for (auto& u : out->units) {
     u->file = out->file;
     for (auto& [span, message] : u->problems)
-      out->problems.push_back({{u->start_row + span.row + 1, span.column, u->start_row + span.end_row + 1, span.end_column, out->file}, message});
+      out->problems.push_back({span_in_file(span, u.get()), message});
   }
   for (uint32_t row : extractor.skipped_lines_)
     out->problems.push_back({{row + 1, 0, row + 1, 0, out->file}, "syntax error"});

@@ -140,7 +140,7 @@ class ModelExtractor {
   std::vector<std::shared_ptr<Unit>> ahead_;
 
   friend std::shared_ptr<LoadedModule> lower_module_text(const std::string& path, const std::string& text);
-  std::vector<std::string> search_roots(const ExtractOptions& options) const;
+  std::vector<std::string> search_roots(const std::string& script_file, const ExtractOptions& options) const;
   bool imports_unchanged(const std::vector<std::shared_ptr<const LoadedModule>>& modules);
   std::shared_ptr<ModuleLoader> loader_;
 

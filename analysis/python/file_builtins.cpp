@@ -19,11 +19,6 @@ namespace {
 using Args = CallArgs;
 constexpr size_t kMaxReadBytes = 8u << 20;
 
-std::string resolve(Interpreter& in, const std::string& path) {
-  if (path.empty() || path[0] == '/' || in.script_dir().empty()) return path;
-  return in.script_dir() + "/" + path;
-}
-
 bool stat_is(const std::string& path, mode_t type) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && (st.st_mode & S_IFMT) == type;
@@ -95,7 +90,7 @@ void install_files(Interpreter& in) {
   });
   path_fn("basename", [](Interpreter&, const std::vector<std::string>& p) { return Value::str(p[0].substr(p[0].find_last_of('/') + 1)); });
   auto absolute = [](Interpreter& in, const std::vector<std::string>& p) {
-    return Value::str(fs::path(resolve(in, p[0])).lexically_normal().string());
+    return Value::str(fs::path(in.from_script_dir(p[0])).lexically_normal().string());
   };
   path_fn("abspath", absolute);
   path_fn("realpath", absolute);
@@ -106,11 +101,11 @@ void install_files(Interpreter& in) {
     return Value::str(p[0]);
   });
   path_fn("exists", [](Interpreter& in, const std::vector<std::string>& p) {
-    std::string r = resolve(in, p[0]);
+    std::string r = in.from_script_dir(p[0]);
     return Value::boolean(stat_is(r, S_IFREG) || stat_is(r, S_IFDIR));
   });
-  path_fn("isfile", [](Interpreter& in, const std::vector<std::string>& p) { return Value::boolean(stat_is(resolve(in, p[0]), S_IFREG)); });
-  path_fn("isdir", [](Interpreter& in, const std::vector<std::string>& p) { return Value::boolean(stat_is(resolve(in, p[0]), S_IFDIR)); });
+  path_fn("isfile", [](Interpreter& in, const std::vector<std::string>& p) { return Value::boolean(stat_is(in.from_script_dir(p[0]), S_IFREG)); });
+  path_fn("isdir", [](Interpreter& in, const std::vector<std::string>& p) { return Value::boolean(stat_is(in.from_script_dir(p[0]), S_IFDIR)); });
   path_fn("splitext", [](Interpreter&, const std::vector<std::string>& p) {
     size_t dot = p[0].find_last_of('.'), slash = p[0].find_last_of('/');
     if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == slash + 1)
@@ -136,7 +131,7 @@ void install_files(Interpreter& in) {
     const Value* mode = argument(a, 1, "mode");
     if (mode && (!mode->is_str() || mode->s.find_first_of("wax+") != std::string::npos))
       return in.unknown("files are only read during static analysis, never written", site);
-    std::string path = resolve(in, a.positional[0].s);
+    std::string path = in.from_script_dir(a.positional[0].s);
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
       return in.raise("FileNotFoundError", "No such file or directory: '" + a.positional[0].s + "'", site);

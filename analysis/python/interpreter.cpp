@@ -113,10 +113,7 @@ void Interpreter::rollback(const Checkpoint& to) {
   std::erase_if(classes_, expired);
 }
 
-ir::Span Interpreter::absolute(const RelSpan& s, const Unit* unit) const {
-  uint32_t base = unit ? unit->start_row : 0;
-  return {base + s.row + 1, s.column, base + s.end_row + 1, s.end_column, unit ? unit->file : 0};
-}
+ir::Span Interpreter::absolute(const RelSpan& s, const Unit* unit) const { return span_in_file(s, unit); }
 
 void Interpreter::define(const std::string& qualname, Value v) {
   if (qualname.rfind("builtins.", 0) == 0) builtins_->python_builtins[qualname.substr(9)] = v;
@@ -619,21 +616,20 @@ Scope* Interpreter::module_globals(const std::string& module) const {
   return globals_.get();
 }
 
-// sys.path as the script left it: its string entries, relative ones against the script's folder
-// (the folder a user runs it from, in practice).
+// sys.path as the script left it: its string entries, relative ones from the script's folder.
 std::vector<std::string> Interpreter::search_roots() {
   std::vector<std::string> roots;
   auto* list = sys_path_.as<ListObj>();
   if (!list) return roots;
-  const std::string& base = script_dir_;
-  for (auto& v : list->items) {
-    if (!v.is_str()) continue;
-    std::string p = v.s;
-    if (p.empty() || p == ".") p = base.empty() ? "." : base;
-    else if (p[0] != '/' && !base.empty()) p = base + "/" + p;
-    roots.push_back(p);
-  }
+  for (auto& v : list->items)
+    if (v.is_str()) roots.push_back(from_script_dir(v.s.empty() ? "." : v.s));  // "" on sys.path: the current folder
   return roots;
+}
+
+std::string Interpreter::from_script_dir(const std::string& path) const {
+  if (script_dir_.empty() || path.empty() || path[0] == '/') return path;
+  if (path == ".") return script_dir_;
+  return script_dir_ + "/" + path;
 }
 
 std::optional<Value> Interpreter::import_source(const std::string& qual, const ir::Span& site, std::string& why) {
@@ -803,7 +799,7 @@ void Interpreter::import_module(const Stmt& s, Frame& frame) {
     Scope* globals = globals_of(frame);
     auto pkg = globals->vars.find("__package__");
     std::string base = pkg != globals->vars.end() && pkg->second.is_str() ? pkg->second.s : "";
-    for (size_t up = 1; up < s.level && !base.empty(); ++up) {
+    for (int up = 1; up < s.level && !base.empty(); ++up) {
       size_t dot = base.rfind('.');
       base = dot == std::string::npos ? "" : base.substr(0, dot);
     }
@@ -833,13 +829,14 @@ void Interpreter::import_module(const Stmt& s, Frame& frame) {
         // __all__ when the module defines it, else every public name.
         auto all = source->scope->vars.find("__all__");
         std::vector<std::string> names;
-        if (all != source->scope->vars.end())
+        if (all != source->scope->vars.end()) {
           if (auto items = iterate(all->second, site))
             for (auto& v : *items)
               if (v.is_str()) names.push_back(v.s);
-        if (all == source->scope->vars.end())
+        } else {
           for (auto& [k, v] : source->scope->vars)
             if (!k.empty() && k[0] != '_') names.push_back(k);
+        }
         std::sort(names.begin(), names.end());
         for (auto& n : names) {
           auto it = source->scope->vars.find(n);
@@ -874,14 +871,10 @@ void Interpreter::import_module(const Stmt& s, Frame& frame) {
       bind_name(name.alias, unknown(cannot + (modules_.count(module) ? " (not defined there, or an import cycle)" : ""), site, true), frame);
       continue;
     }
+    // A module shardlens models natively: a name it does not define is not modelled.
     Value v = find_module(qual, why).value_or(Value());
-    if (auto* ns = v.as<NamespaceObj>(); ns && !builtins_->namespaces.count(qual)) {
-      std::string root = module.substr(0, module.find('.'));
-      bool modelled_root = builtins_->namespaces.count(root) > 0;
-      v = unknown(modelled_root ? "'" + qual + "' is not modelled by shardlens"
-                                : "'" + name.path + "' is imported from '" + module + "', which shardlens does not analyse",
-                  site, true);
-    }
+    if (auto* ns = v.as<NamespaceObj>(); ns && !builtins_->namespaces.count(qual))
+      v = unknown("'" + qual + "' is not modelled by shardlens", site, true);
     bind_name(name.alias, v, frame);
   }
 }

@@ -168,7 +168,9 @@ class Interpreter {
   int deepest_call() const { return deepest_call_; }
   void set_deepest_call(int depth) { deepest_call_ = depth; }
   const Unit* current_unit() const { return frame_ ? frame_->unit : nullptr; }
-  const std::string& script_dir() const { return script_dir_; }
+  // A path as the script means it: a relative one from the script's folder, where a user runs a
+  // loader from; file reads and sys.path entries alike.
+  std::string from_script_dir(const std::string& path) const;
 
  private:
   Flow exec_block(const Block& block, Frame& frame);

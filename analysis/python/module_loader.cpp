@@ -106,6 +106,10 @@ std::optional<std::string> ModuleLoader::read(const std::string& path) {
 }
 
 std::shared_ptr<const LoadedModule> ModuleLoader::load(const std::string& path, std::string* error) {
+  auto too_large = [&]() -> std::shared_ptr<const LoadedModule> {
+    if (error) *error = "'" + path + "' is larger than " + std::to_string(kMaxModuleBytes >> 20) + " MiB and was not read";
+    return nullptr;
+  };
   int64_t mtime = -1, size = -1;
   bool overlaid = false;
   {
@@ -120,10 +124,7 @@ std::shared_ptr<const LoadedModule> ModuleLoader::load(const std::string& path, 
     }
     mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
     size = st.st_size;
-    if (static_cast<size_t>(size) > kMaxModuleBytes) {
-      if (error) *error = "'" + path + "' is larger than " + std::to_string(kMaxModuleBytes >> 20) + " MiB and was not read";
-      return nullptr;
-    }
+    if (static_cast<size_t>(size) > kMaxModuleBytes) return too_large();
     // Unchanged on disk since it was lowered: no need to read it again.
     std::lock_guard lock(mutex_);
     auto it = cache_.find(path);
@@ -134,10 +135,7 @@ std::shared_ptr<const LoadedModule> ModuleLoader::load(const std::string& path, 
     if (error) *error = "cannot read '" + path + "'";
     return nullptr;
   }
-  if (text->size() > kMaxModuleBytes) {
-    if (error) *error = "'" + path + "' is larger than " + std::to_string(kMaxModuleBytes >> 20) + " MiB and was not read";
-    return nullptr;
-  }
+  if (text->size() > kMaxModuleBytes) return too_large();  // an overlay
   uint64_t hash = content_hash(*text);
   {
     std::lock_guard lock(mutex_);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/span.h"
+
 namespace shardlens::python {
 
 // Rows are relative to the owning unit's first row; columns are absolute UTF-8 byte columns.
@@ -144,5 +146,11 @@ struct Unit {
   mutable std::shared_ptr<DefinitionCache> definition_cache;
   bool lowered_ahead = false;  // lowered while the document was parsed; counted by the first extraction
 };
+
+// A span inside a unit as a span of its file.
+inline ir::Span span_in_file(const RelSpan& s, const Unit* unit) {
+  uint32_t base = unit ? unit->start_row : 0;
+  return {base + s.row + 1, s.column, base + s.end_row + 1, s.end_column, unit ? unit->file : 0};
+}
 
 }  // namespace shardlens::python
