@@ -1482,10 +1482,17 @@ void install_python_builtins(Interpreter& in) {
       return b.positional.empty() ? Value::none() : b.positional[0];
     });
   };
-  // functools.wraps(f) is always a decorator factory: the decorated wrapper is what remains.
-  in.define_native("functools.wraps", [](Interpreter& in, const Value&, Args&, const ir::Span&) {
-    return in.native("functools.wraps.<decorator>", [](Interpreter&, const Value&, Args& b, const ir::Span&) {
-      return b.positional.empty() ? Value::none() : b.positional[0];
+  // functools.wraps(f) is always a decorator factory: the decorated wrapper is what remains, with
+  // `__wrapped__` pointing at f as Python sets it (the tracer reads forward()'s real signature there).
+  in.define_native("functools.wraps", [](Interpreter& in, const Value&, Args& a, const ir::Span&) {
+    Value wrapped = a.positional.empty() ? Value::none() : a.positional[0];
+    return in.native("functools.wraps.<decorator>", [wrapped](Interpreter&, const Value&, Args& b, const ir::Span&) {
+      if (b.positional.empty()) return Value::none();
+      if (auto* f = b.positional[0].as<FunctionObj>(); f && wrapped.kind == Value::Kind::Obj) {
+        if (!f->attributes) f->attributes = std::make_shared<DictObj>();
+        f->attributes->set_str("__wrapped__", wrapped);
+      }
+      return b.positional[0];
     });
   });
   for (const char* n : {"functools.lru_cache", "functools.cache", "functools.total_ordering",

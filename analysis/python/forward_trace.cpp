@@ -1387,13 +1387,67 @@ void ForwardTracer::run(const std::shared_ptr<InstanceObj>& root, std::vector<Pl
   for (auto& p : inputs) {
     p.id = id_of(p.tensor);
     flow_->inputs.push_back(p.id);
-    args.positional.push_back(Value::object(p.tensor));
+    if (p.by_keyword)
+      args.keywords.emplace_back(p.name, Value::object(p.tensor));
+    else
+      args.positional.push_back(Value::object(p.tensor));
   }
   module_stack_ = {0};
   Value out = module_call(interp_, Value::object(root), args, root->module ? root->module->span : ir::Span{});
   std::vector<Value> outs;
   collect_tensors(out, outs);
   for (auto& v : outs) flow_->outputs.push_back(id_of(std::static_pointer_cast<TensorObj>(v.obj)));
+}
+
+namespace {
+
+// Names that Hugging Face, diffusers and most model code give a forward()'s main tensor inputs. An
+// optional parameter (default None) with one of these names is an input: `forward(self,
+// input_ids=None, attention_mask=None, ...)` needs input_ids, and an encoder-decoder also needs its
+// decoder's ids; masks, caches, labels and flags stay at their defaults.
+bool is_main_input_name(const std::string& name) {
+  static const std::set<std::string> names = {
+      "input_ids", "pixel_values", "input_features", "input_values", "decoder_input_ids", "hidden_states",
+      "x", "idx", "tokens", "input", "inputs", "sample", "src", "tgt", "images", "image", "mel", "audio_features"};
+  return names.count(name) > 0;
+}
+
+}  // namespace
+
+// forward()'s inputs, in order, each with whether it is passed by name: every required parameter,
+// then the optional ones (default None) named as main inputs; with neither, the first optional
+// parameter whose default is None. A wrapper made with functools.wraps is read through __wrapped__,
+// as inspect.signature does.
+std::vector<std::pair<std::string, bool>> ForwardTracer::forward_inputs(const FunctionObj& forward) {
+  const FunctionObj* fn = &forward;
+  for (int hops = 0; hops < 8 && fn->attributes; ++hops) {
+    const Value* inner = fn->attributes->find_str("__wrapped__");
+    auto* next = inner ? inner->as<FunctionObj>() : nullptr;
+    if (!next) break;
+    fn = next;
+  }
+  std::vector<std::pair<std::string, bool>> chosen;
+  std::string first_optional;
+  bool first = true, optional_seen = false;
+  for (auto& p : fn->def->params) {
+    if (p.kind == ParamKind::KeywordOnlyMarker || p.kind == ParamKind::VarArgs) optional_seen = true;
+    if (p.kind != ParamKind::Normal) continue;
+    if (first) { first = false; continue; }  // self
+    if (!p.default_value && !optional_seen) {
+      chosen.emplace_back(p.name, false);
+      continue;
+    }
+    if (!p.default_value) {  // keyword-only and required
+      chosen.emplace_back(p.name, true);
+      continue;
+    }
+    optional_seen = true;
+    if (p.default_value->kind != ExprKind::NoneLit) continue;
+    if (first_optional.empty()) first_optional = p.name;
+    if (is_main_input_name(p.name)) chosen.emplace_back(p.name, true);
+  }
+  if (chosen.empty() && !first_optional.empty()) chosen.emplace_back(first_optional, true);
+  return chosen;
 }
 
 void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload) {
@@ -1407,13 +1461,8 @@ void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceW
     return;
   }
   std::vector<Placeholder> inputs;
-  bool first = true;
-  for (auto& p : fn->def->params) {
-    if (p.kind != ParamKind::Normal) continue;
-    if (first) { first = false; continue; }  // self
-    if (p.default_value) break;              // optional inputs (masks, labels) stay at their defaults
-    inputs.push_back({p.name, interp_.new_tensor(std::nullopt, {}), -1});
-  }
+  for (auto& name : forward_inputs(*fn))
+    inputs.push_back({name.first, interp_.new_tensor(std::nullopt, {}), -1, name.second});
   found_.clear();
   guess_held_ = false;
   if (trace_with_guess(root, inputs)) return;
@@ -1447,8 +1496,10 @@ void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceW
     if (n.rfind("could not tell", 0) == 0) input_notes.push_back(n);
   flow_->notes = input_notes;
   run(root, inputs);
-  if (interp_.exception_pending()) {
-    flow_->error = "forward() raised while tracing";
+  if (const PendingException* raised = interp_.pending_exception()) {
+    // What raised and where: the user's next step is to look at that line.
+    flow_->error = "forward() raised " + raised->type + (raised->message.empty() ? "" : ": " + raised->message) +
+                   " at " + ir::span_location(raised->span, "the script");
     interp_.take_exception("Exception");
   }
   flow_->traced = all_known && flow_->error.empty();

@@ -59,6 +59,11 @@ class ForwardTracer {
   // Interpreter hooks while tracing.
   Value native(Interpreter& in, const NativeObj& fn, CallArgs& args, const ir::Span& site);
   Value module_call(Interpreter& in, const Value& callee, CallArgs& args, const ir::Span& site);
+  // `super().forward(x)` in a subclass of a built-in layer (nn.LayerNorm, nn.Linear, ...): the
+  // built-in layer's own computation on this instance.
+  Value builtin_forward(Interpreter& in, InstanceObj& layer, CallArgs& args, const ir::Span& site) {
+    return builtin_layer(in, layer, args, site);
+  }
   Value binary(Interpreter& in, const std::string& op, const Value& a, const Value& b, const ir::Span& site);
   Value unary(Interpreter& in, const std::string& op, const Value& v, const ir::Span& site);
   Value subscript(Interpreter& in, const Value& target, const Value& index, const ir::Span& site);
@@ -116,7 +121,9 @@ class ForwardTracer {
     std::string name;
     std::shared_ptr<TensorObj> tensor;
     int id = -1;
+    bool by_keyword = false;  // an optional parameter chosen as an input: passed by name
   };
+  static std::vector<std::pair<std::string, bool>> forward_inputs(const FunctionObj& forward);
   int id_of(const std::shared_ptr<TensorObj>& t);
   int new_version(const std::shared_ptr<TensorObj>& t);
   ir::Op& record(ir::OpKind kind, std::string name, const std::vector<Value>& inputs, const Value& result,

@@ -1680,6 +1680,16 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
       Value v = class_attribute(cls, &sup->self, name, start, site, found);
       if (found) return v;
       if (name == "__init__") return native("object.__init__", [](Interpreter&, const Value&, CallArgs&, const ir::Span&) { return Value::none(); });
+      auto* inst = sup->self.as<InstanceObj>();
+      bool builtin_base = false;
+      for (size_t i = start; i < cls->mro.size() && inst && inst->module; ++i) 
+        builtin_base |= cls->mro[i]->is_builtin && cls->mro[i]->name != "Module" && cls->mro[i]->name != "object";
+      if (name == "forward" && tracer_ && builtin_base) {
+        Value self = sup->self;
+        return native("forward", [self](Interpreter& in, const Value&, CallArgs& args, const ir::Span& at) {
+          return in.tracer_->builtin_forward(in, *self.as<InstanceObj>(), args, at);
+        });
+      }
       return raise("AttributeError", "'super' object has no attribute '" + name + "'", site);
     }
     case ObjKind::Namespace: {

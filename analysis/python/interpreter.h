@@ -113,6 +113,7 @@ class Interpreter {
   std::string to_str(const Value& v);
   Value raise(const std::string& type, const std::string& message, const ir::Span& site);
   bool exception_pending() const { return pending_.has_value(); }
+  const PendingException* pending_exception() const { return pending_ ? &*pending_ : nullptr; }
   // Clears a pending exception of this type (or a subclass of it); true if there was one.
   bool take_exception(const std::string& type);
   void note(const std::string& what, const std::string& reason, const ir::Span& span);

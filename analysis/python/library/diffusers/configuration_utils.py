@@ -1,4 +1,5 @@
 # shardlens' model of diffusers.configuration_utils (not the library itself): ConfigMixin and @register_to_config.
+import functools
 import json
 import os
 
@@ -34,6 +35,7 @@ def _init_parameters(init):
 def register_to_config(init):
     """Decorates a ConfigMixin's __init__: every parameter, passed or defaulted, is recorded in self.config."""
 
+    @functools.wraps(init)
     def inner_init(self, *args, **kwargs):
         init_kwargs = {k: v for k, v in kwargs.items() if not k.startswith("_")}
         config_init_kwargs = {k: v for k, v in kwargs.items() if k.startswith("_")}

@@ -1,5 +1,6 @@
 # shardlens' model of transformers.modeling_rope_utils (not the library itself): the RoPE inverse-frequency tables.
 # Each ROPE_INIT_FUNCTIONS entry takes (config, device, seq_len=None) and returns (inv_freq, attention_factor).
+import functools
 import math
 
 import torch
@@ -143,6 +144,7 @@ def dynamic_rope_update(rope_forward):
     """Decorates a rotary embedding's forward. The real wrapper recomputes inv_freq for "dynamic" and "longrope"
     RoPE when the sequence grows past the trained length: values change, shapes do not, so it calls through."""
 
+    @functools.wraps(rope_forward)
     def wrapper(self, x, position_ids):
         return rope_forward(self, x, position_ids)
 

@@ -1,4 +1,5 @@
 # shardlens' model of diffusers.utils.peft_utils (not the library itself): LoRA scaling without PEFT.
+import functools
 
 
 def scale_lora_layers(model, weight):
@@ -14,6 +15,7 @@ def apply_lora_scale(kwargs_name="joint_attention_kwargs"):
     (PEFT would apply it to the LoRA layers; without PEFT there are none)."""
 
     def decorator(forward_fn):
+        @functools.wraps(forward_fn)
         def wrapper(self, *args, **kwargs):
             attention_kwargs = kwargs.get(kwargs_name)
             if attention_kwargs is not None and "scale" in attention_kwargs:

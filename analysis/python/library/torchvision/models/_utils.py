@@ -1,4 +1,5 @@
 # shardlens' model of torchvision.models._utils (not the library itself): builder helpers.
+import functools
 
 
 class _ModelURLs(dict):
@@ -34,6 +35,7 @@ def handle_legacy_interface(**weights):
     `weights` maps each weights parameter to (legacy parameter name, default weights or fn(kwargs) -> weights)."""
 
     def outer_wrapper(builder):
+        @functools.wraps(builder)
         def inner_wrapper(*args, **kwargs):
             for weights_param, (pretrained_param, default) in weights.items():
                 if pretrained_param not in kwargs:

@@ -1,4 +1,7 @@
 # shardlens' model of transformers.utils.generic (not the library itself): ModelOutput and the forward decorators.
+import functools
+
+
 class ExplicitEnum:
     """An Enum of strings in the real library."""
 
@@ -57,6 +60,7 @@ class TransformersKwargs(dict):
 def can_return_tuple(func):
     """forward(..., return_dict=False) returns a tuple instead of the ModelOutput."""
 
+    @functools.wraps(func)
     def wrapper(self, *args, **kwargs):
         return_dict = kwargs.pop("return_dict", None)
         if return_dict is None:
@@ -72,6 +76,7 @@ def can_return_tuple(func):
 def check_model_inputs(func):
     """The base model's forward: use_cache defaults to the config's, outputs become a tuple on return_dict=False."""
 
+    @functools.wraps(func)
     def wrapper(self, *args, **kwargs):
         use_cache = kwargs.get("use_cache")
         if use_cache is None:
