@@ -18,10 +18,6 @@ struct Position {
   bool operator==(const Position&) const = default;
 };
 
-struct Range {
-  Position start, end;
-};
-
 class LineIndex {
  public:
   LineIndex() : starts_{0} {}

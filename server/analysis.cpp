@@ -8,7 +8,7 @@
 #include <map>
 #include <tuple>
 
-#include "python/value_locator.h"
+#include "session/script_pipeline.h"
 #include "torch/exact_ir.h"
 #include "torch/graph_client.h"
 
@@ -118,22 +118,10 @@ bool fresh_export(const std::string& script, const std::string& text, const std:
 
 // Planner diagnostics point at the config value that sets a size: found in this analysis' text.
 void locate_in_text(DocumentAnalysis& a) {
-  const std::string* script = &a.text;
-  a.options.locate = [script](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
-    ir::Span s = python::locate_value(*script, keys, value);
-    return s.valid() ? s : fallback;
-  };
+  a.options.locate = session::value_locator(a.text);
 }
 
 }  // namespace
-
-std::string export_path_for(const std::string& script_path) {
-  std::string base = script_path;
-  auto slash = base.rfind('/');
-  auto dot = base.rfind('.');
-  if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) base = base.substr(0, dot);
-  return base + ".pt";
-}
 
 namespace {
 // The planner asks `cancelled` only while this lives (plan_with_pins outside an analysis is never

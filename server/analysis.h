@@ -11,6 +11,7 @@
 #include "plan/plan.h"
 #include "python/extractor.h"
 #include "protocol/position.h"
+#include "session/script_pipeline.h"
 #include "settings.h"
 
 namespace shardlens::server {
@@ -128,8 +129,7 @@ class DocumentAnalyzer {
   std::vector<std::shared_ptr<const void>> retired_;  // what the last analysis replaced (drop_retired)
 };
 
-// The export beside a script ("model.py" -> "model.pt"), as `shardlens export` writes it.
-std::string export_path_for(const std::string& script_path);
+using session::export_path_for;
 
 // Annotation discovery and checks (annotations.cpp).
 void find_annotations(DocumentAnalysis& analysis, const std::vector<TSNode>& roots);

@@ -510,7 +510,6 @@ class Server {
     client_configuration_ = flag({"workspace", "configuration"}) == true;
     client_progress_ = flag({"window", "workDoneProgress"}) == true;
     client_apply_edit_ = flag({"workspace", "applyEdit"}) != false;
-    client_version_support_ = flag({"textDocument", "publishDiagnostics", "versionSupport"}) == true;
     // The workspace bounds where pyproject.toml is looked for.
     if (auto folders = p.find("workspaceFolders"); folders != p.end() && folders->is_array()) {
       for (auto& f : *folders)
@@ -1073,7 +1072,7 @@ class Server {
   std::optional<int> exit_code_;
   bool initialized_ = false, shutdown_ = false;
   protocol::PositionEncoding encoding_ = protocol::PositionEncoding::Utf16;
-  bool client_configuration_ = false, client_progress_ = false, client_apply_edit_ = true, client_version_support_ = false;
+  bool client_configuration_ = false, client_progress_ = false, client_apply_edit_ = true;
   json initialization_options_ = json::object(), pushed_settings_ = json::object(), pulled_settings_ = json::object(),
        command_settings_ = json::object();
   Settings base_settings_;
