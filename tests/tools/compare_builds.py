@@ -54,7 +54,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--corpus")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
     files = [os.path.abspath(f) for f in args.files] or scripts(args.corpus)
     old, new = os.path.abspath(args.old), os.path.abspath(args.new)
     stdout_diffs = stderr_diffs = runs = 0

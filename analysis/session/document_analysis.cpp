@@ -1,4 +1,4 @@
-#include "analysis.h"
+#include "session/document_analysis.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,7 +12,7 @@
 #include "torch/exact_ir.h"
 #include "torch/graph_client.h"
 
-namespace shardlens::server {
+namespace shardlens::session {
 
 size_t DocumentAnalysis::line_offset(uint32_t line_1based) const {
   if (line_1based == 0) return 0;
@@ -186,7 +186,6 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
     a->findings.push_back({"not-text", "information", a->error, 0, 0, std::nullopt, ""});
     return done();
   }
-  a->lines = protocol::LineIndex(text);
   bool fresh = !extractor_ || path != path_ || reset;
   if (!fresh) {
     for (auto& e : edits) {
@@ -306,7 +305,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
       planner_.new_generation();  // what this version does not use goes at the next one
       plan::PlanOptions quick = a->options;
       quick.alternatives = false;
-      a->plan = planner_.plan(a->model(), quick);
+      a->plan = run_planner(a->model(), quick);
       a->complete = !a->options.alternatives || !a->plan.ok;
     }
     a->plan_ms = since(plan_start);
@@ -328,7 +327,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::complete(const std::sh
   CancelScope scope(planner_, cancelled);
   plan::PlanResult full;
   try {
-    full = planner_.plan(a->model(), a->options);
+    full = run_planner(a->model(), a->options);
   } catch (const plan::PlanCancelled&) {
     return nullptr;
   }
@@ -337,6 +336,11 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::complete(const std::sh
   if (last_ == quick) last_ = a;
   std::replace(recent_.begin(), recent_.end(), quick, std::shared_ptr<const DocumentAnalysis>(a));
   return a;
+}
+
+plan::PlanResult DocumentAnalyzer::run_planner(const ir::ModelIR& model, const plan::PlanOptions& options) {
+  planner_runs_ += static_cast<int>(options.meshes.size());
+  return planner_.plan(model, options);
 }
 
 void DocumentAnalyzer::remember(const std::shared_ptr<const DocumentAnalysis>& next) {
@@ -356,9 +360,9 @@ std::optional<plan::PlanResult> DocumentAnalyzer::plan_with_pins(const DocumentA
   plan::PlanOptions options = analysis.options;
   options.pinned_parameters = pins;
   options.alternatives = false;
-  auto result = planner_.plan(analysis.model(), options);
+  auto result = run_planner(analysis.model(), options);
   if (!result.ok) return std::nullopt;
   return result;
 }
 
-}  // namespace shardlens::server
+}  // namespace shardlens::session
