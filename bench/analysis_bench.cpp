@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "analysis.h"
+#include "session/document_analysis.h"
 #include "worker_thread.h"
 
 using namespace shardlens;
@@ -72,7 +72,7 @@ static int run(int argc, char** argv) {
     std::fprintf(stderr, "cannot read %s\n", path.c_str());
     return 1;
   }
-  server::Settings settings;
+  session::Settings settings;
   std::printf("DocumentAnalyzer::analyze on %s (%zu bytes), %d edits per kind (half of them reverts)\n", path.c_str(), text.size(), edits);
   std::printf("  %-24s %28s %30s\n", "", "back to back: p50 / p90", "after 200 ms idle: p50 / p90");
   for (const EditKind& kind : kKinds) {
@@ -87,7 +87,7 @@ static int run(int argc, char** argv) {
     std::vector<double> insert_ms, insert_plan_ms;  // idle inserts: the whole analysis, and its plan
     std::vector<double> insert_script_ms, insert_trace_ms;  // and its extraction's script run and trace
     for (int idle = 0; idle < 2; ++idle) {
-      server::DocumentAnalyzer analyzer;
+      session::DocumentAnalyzer analyzer;
       int version = 1;
       auto first = analyzer.analyze(version++, path, text, {}, true, settings);
       analyzer.complete(first);
@@ -100,7 +100,7 @@ static int run(int argc, char** argv) {
         const std::string letter(1, kind.chars[(i / 2) % std::strlen(kind.chars)]);
         std::string now = text;
         if (insert) now.insert(pos, letter);
-        server::ByteEdit edit{pos, insert ? pos : pos + 1, insert ? letter : ""};
+        session::ByteEdit edit{pos, insert ? pos : pos + 1, insert ? letter : ""};
         if (idle) std::this_thread::sleep_for(std::chrono::milliseconds(200));
         auto t = Clock::now();
         auto analysis = analyzer.analyze(version++, path, now, {edit}, false, settings);

@@ -60,10 +60,14 @@ size_t LineIndex::offset(std::string_view text, Position position, PositionEncod
 }
 
 Position LineIndex::position(std::string_view text, size_t offset, PositionEncoding encoding) const {
+  return position_at(starts_, text, offset, encoding);
+}
+
+Position position_at(const std::vector<size_t>& starts, std::string_view text, size_t offset, PositionEncoding encoding) {
   offset = std::min(offset, text.size());
-  auto it = std::upper_bound(starts_.begin(), starts_.end(), offset);
-  uint32_t line = static_cast<uint32_t>(it - starts_.begin() - 1);
-  size_t p = starts_[line];
+  auto it = std::upper_bound(starts.begin(), starts.end(), offset);
+  uint32_t line = static_cast<uint32_t>(it - starts.begin() - 1);
+  size_t p = starts[line];
   if (encoding == PositionEncoding::Utf8) return {line, static_cast<uint32_t>(offset - p)};
   uint32_t units = 0;
   while (p < offset) {

@@ -18,10 +18,6 @@ struct Position {
   bool operator==(const Position&) const = default;
 };
 
-struct Range {
-  Position start, end;
-};
-
 class LineIndex {
  public:
   LineIndex() : starts_{0} {}
@@ -39,6 +35,10 @@ class LineIndex {
  private:
   std::vector<size_t> starts_;
 };
+
+// A byte offset's position, given the byte offsets of the text's line starts (LineIndex keeps
+// them; a document analysis has its own).
+Position position_at(const std::vector<size_t>& line_starts, std::string_view text, size_t offset, PositionEncoding encoding);
 
 // Length in bytes of the UTF-8 sequence starting with `lead` at `p` (1 for invalid bytes, which
 // count as one code unit each so that bad input never makes positions ambiguous).

@@ -16,11 +16,11 @@
 #include <thread>
 #include <variant>
 
-#include "analysis.h"
 #include "emit/report.h"
 #include "ir/heap.h"
 #include "torch/export_runner.h"
 #include "lsp_features.h"
+#include "scheduler.h"
 #include "plan/plan_output.h"
 #include "protocol/framing.h"
 #include "protocol/jsonrpc.h"
@@ -31,233 +31,11 @@ namespace shardlens::server {
 namespace {
 
 using protocol::json;
-using Clock = std::chrono::steady_clock;
 namespace ec = protocol::error_code;
 
 struct RpcError {
   int code;
   std::string message;
-};
-
-// What the reader and the worker hand to the main loop.
-struct ReaderMessage {
-  std::string body;
-};
-struct ReaderError {
-  std::string problem;
-};
-struct ReaderEnd {};
-struct AnalysisDone {
-  std::string uri;
-  std::shared_ptr<const DocumentAnalysis> analysis;
-  uint64_t sequence = 0;  // the worker's count of them; the main loop acknowledges it (Worker::handled)
-};
-// Work done off the main thread (a report) hands back a continuation that runs on it.
-struct TaskDone {
-  std::function<void()> finish;
-};
-using Event = std::variant<ReaderMessage, ReaderError, ReaderEnd, AnalysisDone, TaskDone>;
-
-class EventQueue {
- public:
-  void push(Event e) {
-    {
-      std::lock_guard lock(mutex_);
-      events_.push_back(std::move(e));
-    }
-    cv_.notify_one();
-  }
-  // Waits until an event arrives or `deadline` passes.
-  std::optional<Event> pop(std::optional<Clock::time_point> deadline) {
-    std::unique_lock lock(mutex_);
-    auto ready = [&] { return !events_.empty(); };
-    if (deadline) cv_.wait_until(lock, *deadline, ready);
-    else cv_.wait(lock, ready);
-    if (events_.empty()) return std::nullopt;
-    Event e = std::move(events_.front());
-    events_.pop_front();
-    return e;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<Event> events_;
-};
-
-struct Job {
-  int version = 0;
-  std::string path, text;
-  std::vector<ByteEdit> edits;
-  bool reset = true;
-  Settings settings;
-  bool close = false;
-};
-
-// Runs analyses one at a time; a newer job for a document replaces one not yet started, and
-// cancels the planning of one under way (see newer_job_waiting).
-class Worker {
- public:
-  explicit Worker(EventQueue& out) : out_(out), thread_([this] { run(); }) {}
-  ~Worker() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    cv_.notify_one();
-    thread_.join();
-  }
-  void submit(const std::string& uri, Job job) {
-    {
-      std::lock_guard lock(mutex_);
-      auto it = jobs_.find(uri);
-      if (it != jobs_.end() && !job.close && !it->second.close) {
-        // Merge: the edits of the replaced job still have to reach the analyzer.
-        std::vector<ByteEdit> edits = std::move(it->second.edits);
-        edits.insert(edits.end(), job.edits.begin(), job.edits.end());
-        job.edits = std::move(edits);
-        job.reset = job.reset || it->second.reset;
-      }
-      if (it == jobs_.end()) order_.push_back(uri);
-      jobs_[uri] = std::move(job);
-    }
-    cv_.notify_one();
-  }
-  // The main loop has acted on (published) the worker's AnalysisDone number `sequence`.
-  void handled(uint64_t sequence) {
-    {
-      std::lock_guard lock(mutex_);
-      handled_ = std::max(handled_, sequence);
-    }
-    cv_.notify_one();
-  }
-  // Runs `work` on the worker after the analyses queued before it; its result reaches the main
-  // loop as the continuation it returns.
-  void submit_task(std::function<std::function<void()>()> work) {
-    {
-      std::lock_guard lock(mutex_);
-      tasks_.push_back(std::move(work));
-    }
-    cv_.notify_one();
-  }
-
- private:
-  void run() {
-    use_huge_pages_for_thread_heap();
-    for (;;) {
-      std::string uri;
-      Job job;
-      {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [&] { return stop_ || !order_.empty() || !tasks_.empty(); });
-        if (stop_) return;
-        if (order_.empty()) {
-          auto work = std::move(tasks_.front());
-          tasks_.pop_front();
-          lock.unlock();
-          std::function<void()> finish;
-          try {
-            finish = work();
-          } catch (const std::exception& e) {
-            std::string what = e.what();
-            finish = [what] { std::fprintf(stderr, "shardlens: task failed: %s\n", what.c_str()); };
-          }
-          out_.push(TaskDone{std::move(finish)});
-          continue;
-        }
-        uri = order_.front();
-        order_.pop_front();
-        job = std::move(jobs_[uri]);
-        jobs_.erase(uri);
-      }
-      if (job.close) {
-        analyzers_.erase(uri);
-        cancelled_in_a_row_.erase(uri);
-        continue;
-      }
-      use_huge_pages_for_thread_heap();  // the arena may have grown a new heap
-      auto& analyzer = analyzers_[uri];
-      if (!analyzer) analyzer = std::make_unique<DocumentAnalyzer>();
-      std::shared_ptr<const DocumentAnalysis> result;
-      const auto cancelled = [this, &uri] { return newer_job_waiting(uri); };
-      try {
-        result = analyzer->analyze(job.version, job.path, job.text, job.edits, job.reset, job.settings, cancelled);
-        cancelled_in_a_row_.erase(uri);
-      } catch (const plan::PlanCancelled&) {
-        ++cancelled_in_a_row_[uri];
-        continue;  // the newer job carries on from this one's edits
-      } catch (const std::exception& e) {
-        // Never lose the session over one analysis: report it on the document instead.
-        analyzer = std::make_unique<DocumentAnalyzer>();
-        auto a = std::make_shared<DocumentAnalysis>();
-        a->version = job.version;
-        a->text = job.text;
-        a->lines = protocol::LineIndex(job.text);
-        a->line_starts.push_back(0);
-        a->error = std::string("internal error while analysing: ") + e.what();
-        a->findings.push_back({"internal-error", "error", a->error, 0, 0, std::nullopt, ""});
-        result = a;
-      }
-      hand_over(uri, result);
-      analyzer->drop_retired();
-      // Diagnostics are on their way; the alternatives hovers show come next, unless a newer
-      // version is waiting (its own analysis will be completed instead).
-      if (result && !result->complete) {
-        bool newer = false;
-        {
-          std::lock_guard lock(mutex_);
-          newer = jobs_.count(uri) > 0;
-        }
-        if (newer) continue;
-        std::shared_ptr<const DocumentAnalysis> full;
-        try {
-          full = analyzer->complete(result, cancelled);
-        } catch (const std::exception&) {
-          auto copy = std::make_shared<DocumentAnalysis>(*result);
-          copy->complete = true;  // without alternatives rather than never
-          full = copy;
-        }
-        if (full) hand_over(uri, full);
-      }
-    }
-  }
-
-  // Hands an analysis to the main loop and waits (briefly) until it has been published before
-  // going on with work of its own (freeing the replaced run, the alternatives). Otherwise the
-  // main loop, woken while this thread keeps its CPU and the client holds the other, waited for
-  // the scheduler's next slice: 3 to 4 ms before the diagnostics of one code edit in five went
-  // out (bench/lsp, 2 CPUs).
-  void hand_over(const std::string& uri, std::shared_ptr<const DocumentAnalysis> analysis) {
-    const uint64_t sequence = ++pushed_;
-    out_.push(AnalysisDone{uri, std::move(analysis), sequence});
-    std::unique_lock lock(mutex_);
-    cv_.wait_for(lock, std::chrono::milliseconds(kHandOverWaitMs), [&] { return handled_ >= sequence || stop_ || !order_.empty(); });
-  }
-  static constexpr int kHandOverWaitMs = 20;  // a main loop busy elsewhere does not hold the worker longer
-
-  // Whether the analysis of `uri` under way should give way to a newer version of the document. A
-  // document edited faster than it can be planned still gets diagnostics: after a few
-  // cancellations in a row one analysis runs to the end (each cancelled one leaves its solved
-  // bodies in the planner's memo, so the next gets further).
-  bool newer_job_waiting(const std::string& uri) {
-    if (auto it = cancelled_in_a_row_.find(uri); it != cancelled_in_a_row_.end() && it->second >= kMaxCancelledInARow) return false;
-    std::lock_guard lock(mutex_);
-    return jobs_.count(uri) > 0;
-  }
-  static constexpr int kMaxCancelledInARow = 3;
-
-  EventQueue& out_;
-  std::map<std::string, int> cancelled_in_a_row_;  // worker thread only
-  uint64_t pushed_ = 0;                            // worker thread only
-  uint64_t handled_ = 0;                           // under mutex_
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::map<std::string, Job> jobs_;
-  std::deque<std::string> order_;
-  std::deque<std::function<std::function<void()>()>> tasks_;
-  bool stop_ = false;
-  std::map<std::string, std::unique_ptr<DocumentAnalyzer>> analyzers_;  // worker thread only
-  std::thread thread_;
 };
 
 struct ParkedRequest {
@@ -432,52 +210,76 @@ class Server {
     }
   }
 
+  // The methods, by name. Requests get exactly one reply; unknown notifications (and `$/` ones)
+  // are ignored. `initialize` and `exit` are answered before the tables: they hold in any state.
+  using Handler = std::function<void(Server&, const protocol::Incoming&)>;
+  static const std::map<std::string, Handler, std::less<>>& requests() {
+    static const std::map<std::string, Handler, std::less<>> table = {
+        {"shutdown", [](Server& s, const protocol::Incoming& in) { s.shutdown(in); }},
+        {"textDocument/hover", [](Server& s, const protocol::Incoming& in) { s.document_request(in); }},
+        {"textDocument/codeLens", [](Server& s, const protocol::Incoming& in) { s.document_request(in); }},
+        {"textDocument/codeAction", [](Server& s, const protocol::Incoming& in) { s.document_request(in); }},
+        {"codeAction/resolve", [](Server& s, const protocol::Incoming& in) { s.resolve_request(in); }},
+        {"workspace/executeCommand", [](Server& s, const protocol::Incoming& in) { s.execute_command(in); }},
+    };
+    return table;
+  }
+  static const std::map<std::string, Handler, std::less<>>& notifications() {
+    static const std::map<std::string, Handler, std::less<>> table = {
+        {"initialized", [](Server& s, const protocol::Incoming&) { s.on_initialized(); }},
+        {"textDocument/didOpen", [](Server& s, const protocol::Incoming& in) { s.did_open(in.params); }},
+        {"textDocument/didChange", [](Server& s, const protocol::Incoming& in) { s.did_change(in.params); }},
+        {"textDocument/didClose", [](Server& s, const protocol::Incoming& in) { s.did_close(in.params); }},
+        {"textDocument/didSave", [](Server&, const protocol::Incoming&) {}},
+        {"workspace/didChangeConfiguration", [](Server& s, const protocol::Incoming& in) { s.did_change_configuration(in.params); }},
+        {"workspace/didChangeWorkspaceFolders", [](Server& s, const protocol::Incoming& in) { s.did_change_workspace_folders(in.params); }},
+        {"workspace/didChangeWatchedFiles", [](Server& s, const protocol::Incoming& in) { s.did_change_watched_files(in.params); }},
+        {"$/cancelRequest", [](Server& s, const protocol::Incoming& in) { s.cancel(in.params); }},
+    };
+    return table;
+  }
+
   void on_request(const protocol::Incoming& in) {
     const std::string& m = in.method;
     if (shutdown_) throw RpcError{ec::kInvalidRequest, "the server is shutting down; only 'exit' is accepted"};
     if (m == "initialize") return initialize(in);
     if (!initialized_) throw RpcError{ec::kServerNotInitialized, "the server has not been initialized"};
-    if (m == "shutdown") {
-      shutdown_ = true;
-      for (auto& [uri, doc] : documents_)
-        for (auto& p : doc.parked) reply_error(p.id, ec::kRequestFailed, "the server is shutting down");
-      for (auto& [uri, doc] : documents_) doc.parked.clear();
-      return reply(in.id, nullptr);
-    }
-    if (m == "textDocument/hover" || m == "textDocument/codeLens" || m == "textDocument/codeAction") {
-      Document& doc = document_for(in.params);
-      return answer_or_park(doc, {in.id, m, in.params});
-    }
-    if (m == "codeAction/resolve") {
-      if (!in.params.is_object()) throw RpcError{ec::kInvalidParams, "codeAction/resolve takes a CodeAction"};
-      auto data = in.params.find("data");
-      if (data == in.params.end() || !data->is_object() || !data->contains("uri") || !(*data)["uri"].is_string())
-        return reply(in.id, in.params);  // nothing to resolve
-      Document& doc = document_by_uri((*data)["uri"].get<std::string>());
-      return answer_or_park(doc, {in.id, m, in.params});
-    }
-    if (m == "workspace/executeCommand") return execute_command(in);
-    throw RpcError{ec::kMethodNotFound, "unknown method '" + m + "'"};
+    auto handler = requests().find(m);
+    if (handler == requests().end()) throw RpcError{ec::kMethodNotFound, "unknown method '" + m + "'"};
+    handler->second(*this, in);
   }
 
   void on_notification(const protocol::Incoming& in) {
-    const std::string& m = in.method;
-    if (m == "exit") {
+    if (in.method == "exit") {
       // Over TCP, only the client that gave the token may end the server.
       exit_code_ = !options_.token.empty() && !initialized_ ? kSessionRefused : shutdown_ ? 0 : 1;
       return;
     }
     if (!initialized_ || shutdown_) return;  // dropped, as the spec says
-    if (m == "initialized") return on_initialized();
-    if (m == "textDocument/didOpen") return did_open(in.params);
-    if (m == "textDocument/didChange") return did_change(in.params);
-    if (m == "textDocument/didClose") return did_close(in.params);
-    if (m == "textDocument/didSave") return;
-    if (m == "workspace/didChangeConfiguration") return did_change_configuration(in.params);
-    if (m == "workspace/didChangeWorkspaceFolders") return did_change_workspace_folders(in.params);
-    if (m == "workspace/didChangeWatchedFiles") return did_change_watched_files(in.params);
-    if (m == "$/cancelRequest") return cancel(in.params);
-    // Unknown notifications (and `$/` ones) are ignored.
+    if (auto handler = notifications().find(in.method); handler != notifications().end()) handler->second(*this, in);
+  }
+
+  void shutdown(const protocol::Incoming& in) {
+    shutdown_ = true;
+    for (auto& [uri, doc] : documents_)
+      for (auto& p : doc.parked) reply_error(p.id, ec::kRequestFailed, "the server is shutting down");
+    for (auto& [uri, doc] : documents_) doc.parked.clear();
+    reply(in.id, nullptr);
+  }
+
+  // Requests on one document wait for its analysis (answer_or_park).
+  void document_request(const protocol::Incoming& in) {
+    Document& doc = document_for(in.params);
+    answer_or_park(doc, {in.id, in.method, in.params});
+  }
+
+  void resolve_request(const protocol::Incoming& in) {
+    if (!in.params.is_object()) throw RpcError{ec::kInvalidParams, "codeAction/resolve takes a CodeAction"};
+    auto data = in.params.find("data");
+    if (data == in.params.end() || !data->is_object() || !data->contains("uri") || !(*data)["uri"].is_string())
+      return reply(in.id, in.params);  // nothing to resolve
+    Document& doc = document_by_uri((*data)["uri"].get<std::string>());
+    answer_or_park(doc, {in.id, in.method, in.params});
   }
 
   // ---- lifecycle ----------------------------------------------------------------------------
@@ -510,7 +312,6 @@ class Server {
     client_configuration_ = flag({"workspace", "configuration"}) == true;
     client_progress_ = flag({"window", "workDoneProgress"}) == true;
     client_apply_edit_ = flag({"workspace", "applyEdit"}) != false;
-    client_version_support_ = flag({"textDocument", "publishDiagnostics", "versionSupport"}) == true;
     // The workspace bounds where pyproject.toml is looked for.
     if (auto folders = p.find("workspaceFolders"); folders != p.end() && folders->is_array()) {
       for (auto& f : *folders)
@@ -906,27 +707,39 @@ class Server {
     if (doc.submitted_version != doc.version) schedule(doc, 0);
   }
 
+  // A request on an analysed document, answered from its analysis (lsp_features.h converts).
+  using Answer = std::function<void(Server&, Document&, const ParkedRequest&)>;
+  static const std::map<std::string, Answer, std::less<>>& answers() {
+    static const std::map<std::string, Answer, std::less<>> table = {
+        {"textDocument/hover",
+         [](Server& s, Document& doc, const ParkedRequest& r) {
+           if (!r.params.contains("position")) throw RpcError{ec::kInvalidParams, "hover needs a position"};
+           json range = {{"start", r.params["position"]}, {"end", r.params["position"]}};
+           s.reply(r.id, hover_json(*doc.analysis, s.byte_range(doc, range).first, s.encoding_));
+         }},
+        {"textDocument/codeLens",
+         [](Server& s, Document& doc, const ParkedRequest& r) { s.reply(r.id, code_lenses_json(*doc.analysis, doc.uri, s.encoding_)); }},
+        {"textDocument/codeAction",
+         [](Server& s, Document& doc, const ParkedRequest& r) {
+           auto [start, end] = s.byte_range(doc, r.params.value("range", json()));
+           s.reply(r.id, code_actions_json(*doc.analysis, doc.uri, start, end, r.params.value("context", json::object()), s.encoding_));
+         }},
+        {"codeAction/resolve",
+         [](Server& s, Document& doc, const ParkedRequest& r) {
+           auto resolved = resolve_code_action(*doc.analysis, r.params, s.encoding_);
+           if (!resolved) throw RpcError{ec::kRequestFailed, "the code action no longer applies"};
+           s.reply(r.id, *resolved);
+         }},
+        {"workspace/executeCommand", [](Server& s, Document& doc, const ParkedRequest& r) { s.run_command(doc, r); }},
+    };
+    return table;
+  }
+
   void answer(Document& doc, const ParkedRequest& r) {
     try {
-      const DocumentAnalysis& a = *doc.analysis;
-      if (r.method == "textDocument/hover") {
-        if (!r.params.contains("position")) throw RpcError{ec::kInvalidParams, "hover needs a position"};
-        json range = {{"start", r.params["position"]}, {"end", r.params["position"]}};
-        size_t offset = byte_range(doc, range).first;
-        return reply(r.id, hover_json(a, offset, encoding_));
-      }
-      if (r.method == "textDocument/codeLens") return reply(r.id, code_lenses_json(a, doc.uri, encoding_));
-      if (r.method == "textDocument/codeAction") {
-        auto [start, end] = byte_range(doc, r.params.value("range", json()));
-        return reply(r.id, code_actions_json(a, doc.uri, start, end, r.params.value("context", json::object()), encoding_));
-      }
-      if (r.method == "codeAction/resolve") {
-        auto resolved = resolve_code_action(a, r.params, encoding_);
-        if (!resolved) throw RpcError{ec::kRequestFailed, "the code action no longer applies"};
-        return reply(r.id, *resolved);
-      }
-      if (r.method == "workspace/executeCommand") return run_command(doc, r);
-      throw RpcError{ec::kMethodNotFound, "unknown method '" + r.method + "'"};
+      auto handler = answers().find(r.method);
+      if (handler == answers().end()) throw RpcError{ec::kMethodNotFound, "unknown method '" + r.method + "'"};
+      handler->second(*this, doc, r);
     } catch (const RpcError& e) {
       reply_error(r.id, e.code, e.message);
     } catch (const std::exception& e) {
@@ -1073,7 +886,7 @@ class Server {
   std::optional<int> exit_code_;
   bool initialized_ = false, shutdown_ = false;
   protocol::PositionEncoding encoding_ = protocol::PositionEncoding::Utf16;
-  bool client_configuration_ = false, client_progress_ = false, client_apply_edit_ = true, client_version_support_ = false;
+  bool client_configuration_ = false, client_progress_ = false, client_apply_edit_ = true;
   json initialization_options_ = json::object(), pushed_settings_ = json::object(), pulled_settings_ = json::object(),
        command_settings_ = json::object();
   Settings base_settings_;

@@ -1,17 +1,22 @@
-// The LSP features over one document's analysis: diagnostics, hover, code lenses, code actions.
-// Positions are converted here, at the protocol boundary.
+// The LSP features over one document's analysis (session/): diagnostics, hover, code lenses, code
+// actions as JSON. Byte offsets become LSP positions here, at the protocol boundary.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include "analysis.h"
 #include "protocol/position.h"
+#include "session/document_analysis.h"
 
 namespace shardlens::server {
 
 using nlohmann::json;
+using session::ByteEdit;
+using session::DocumentAnalysis;
+using session::DocumentAnalyzer;
+using session::export_path_for;
+using session::workspace_modules;
 
 json diagnostics_json(const DocumentAnalysis& a, protocol::PositionEncoding enc);
 json hover_json(const DocumentAnalysis& a, size_t offset, protocol::PositionEncoding enc);

@@ -3,19 +3,12 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "session/plan_choices.h"
+
+
 namespace shardlens::server {
 
 using nlohmann::json;
-
-namespace {
-
-bool one_of(const std::string& v, std::initializer_list<const char*> allowed) {
-  for (auto* a : allowed)
-    if (v == a) return true;
-  return false;
-}
-
-}  // namespace
 
 void Settings::apply(const json& object, std::vector<std::string>& problems, SettingsSource source) {
   if (!object.is_object()) {
@@ -29,12 +22,12 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
         problems.push_back(std::string(key) + " is ignored in pyproject.toml: only your editor's settings can allow running code");
     return apply(analysis_only, problems, SettingsSource::User);
   }
-  auto text = [&](const char* key, std::string& field, std::initializer_list<const char*> allowed) {
+  auto text = [&](const char* key, std::string& field, const std::vector<std::string>& allowed) {
     auto it = object.find(key);
     if (it == object.end() || it->is_null()) return;
-    if (!it->is_string() || (allowed.size() && !one_of(it->get<std::string>(), allowed))) {
+    if (!it->is_string() || (allowed.size() && std::find(allowed.begin(), allowed.end(), it->get<std::string>()) == allowed.end())) {
       std::string list;
-      for (auto* a : allowed) list += (list.empty() ? "" : "|") + std::string(a);
+      for (auto& a : allowed) list += (list.empty() ? "" : "|") + a;
       problems.push_back(std::string("shardlens.") + key + " must be " + (list.empty() ? "a string" : list) + ", not " + it->dump());
       return;
     }
@@ -76,12 +69,12 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
     if (ok) python_path = dirs;
     else problems.push_back(std::string("shardlens.") + key + " must be a list of folders, not " + it->dump());
   }
-  text("strategy", strategy, {"auto", "tensor"});
+  text("strategy", strategy, session::choice_names(session::PlanChoice::Strategy));
   positive("batch", batch);
   positive("seq", seq);
-  text("phase", phase, {"prefill", "decode"});
-  text("dtype", dtype, {"bf16", "fp32", "bfp8"});
-  text("hardware", hardware, {"wormhole", "blackhole"});
+  text("phase", phase, session::choice_names(session::PlanChoice::Phase));
+  text("dtype", dtype, session::choice_names(session::PlanChoice::Dtype));
+  text("hardware", hardware, session::choice_names(session::PlanChoice::Hardware));
   text("model", model, {});
   text("python", python, {});
   auto flag = [&](const char* key, bool& field) {
@@ -100,20 +93,6 @@ json Settings::to_json() const {
           {"exactGraph", exact_graph}, {"pythonPath", python_path}};
 }
 
-plan::PlanOptions Settings::plan_options() const {
-  plan::PlanOptions options;
-  for (auto& m : meshes) {
-    std::string error;
-    if (auto mesh = plan::parse_mesh(m, error)) options.meshes.push_back(*mesh);
-  }
-  options.strategy = strategy == "tensor" ? plan::StrategyMode::Tensor : plan::StrategyMode::Auto;
-  options.workload.batch = batch;
-  options.workload.seq = seq;
-  options.workload.phase = phase == "prefill" ? plan::Phase::Prefill : plan::Phase::Decode;
-  options.workload.dtype = dtype;
-  options.hardware = plan::find_hardware(hardware);
-  return options;
-}
 
 namespace {
 

@@ -43,21 +43,6 @@ std::string mesh_label(const plan::Mesh& mesh) {
   return mesh.shape_string() + (mesh.preset.empty() ? "" : " (" + mesh.preset + ")");
 }
 
-std::vector<int64_t> per_device_shape(const std::vector<int64_t>& shape, const plan::ParameterLayout& layout, const plan::Mesh& mesh) {
-  std::vector<int64_t> out = shape;
-  if (layout.sharded_dim < 0 || layout.sharded_dim >= static_cast<int>(out.size()) || !layout.axes) return out;
-  int64_t divisor = 1;
-  for (auto& a : *layout.axes) divisor *= a == "batch" ? mesh.rows : mesh.cols;
-  if (divisor > 0) out[layout.sharded_dim] = (out[layout.sharded_dim] + divisor - 1) / divisor;
-  return out;
-}
-
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 std::string spec_string(const plan::ParameterLayout& layout) {
   auto spec = layout.spec();
   if (!spec) return "no spec on this weight";

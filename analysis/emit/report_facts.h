@@ -11,6 +11,7 @@
 #include "ir/model_ir.h"
 #include "ir/module_path.h"
 #include "plan/plan.h"
+#include "plan/plan_output.h"
 
 namespace shardlens::emit::detail {
 
@@ -23,9 +24,8 @@ std::vector<std::string> tensor_roles(const std::string& tensor);
 std::string shorten(const std::string& text, size_t max_chars);
 // "1x8 (t3k)".
 std::string mesh_label(const plan::Mesh& mesh);
-// Elements sharded over the product of the axes' sizes: the per-device shape.
-std::vector<int64_t> per_device_shape(const std::vector<int64_t>& shape, const plan::ParameterLayout& layout, const plan::Mesh& mesh);
-std::string shape_string(const std::vector<int64_t>& shape);  // "[4096, 4096]"
+using plan::per_device_shape;  // plan/plan_output.h
+using plan::shape_string;
 // `("model", None)` or "not writable as a spec".
 std::string spec_string(const plan::ParameterLayout& layout);
 

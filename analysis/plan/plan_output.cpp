@@ -172,4 +172,19 @@ std::string to_text(const PlanResult& r, const ir::ModelIR& model, const PlanOpt
   return out.str();
 }
 
+std::vector<int64_t> per_device_shape(const std::vector<int64_t>& shape, const ParameterLayout& layout, const Mesh& mesh) {
+  std::vector<int64_t> out = shape;
+  if (layout.sharded_dim < 0 || layout.sharded_dim >= static_cast<int>(out.size()) || !layout.axes) return out;
+  int64_t divisor = 1;
+  for (auto& a : *layout.axes) divisor *= a == "batch" ? mesh.rows : mesh.cols;
+  if (divisor > 0) out[layout.sharded_dim] = (out[layout.sharded_dim] + divisor - 1) / divisor;
+  return out;
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 }  // namespace shardlens::plan

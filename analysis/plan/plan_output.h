@@ -15,4 +15,9 @@ std::string to_text(const PlanResult& result, const ir::ModelIR& model, const Pl
 std::string format_bytes(double bytes);
 std::string format_us(double us);
 
+// "[4096, 4096]"
+std::string shape_string(const std::vector<int64_t>& shape);
+// A parameter's shape on one device under `layout` (its sharded dim divided, rounded up).
+std::vector<int64_t> per_device_shape(const std::vector<int64_t>& shape, const ParameterLayout& layout, const Mesh& mesh);
+
 }  // namespace shardlens::plan

@@ -367,7 +367,6 @@ class AxisSolver {
     aggregates_.new_generation();
     strategies_.new_generation();
   }
-  StrategyCache& strategy_cache() { return strategies_; }
   void set_cancel_check(std::function<bool()> cancelled) { cancelled_ = std::move(cancelled); }
   // Whether some body had more live-layout states than the search keeps (then it kept the cheapest).
   bool truncated() const { return truncated_; }

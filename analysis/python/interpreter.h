@@ -168,7 +168,6 @@ class Interpreter {
   int max_call_depth() const { return limits_.max_call_depth; }
   int deepest_call() const { return deepest_call_; }
   void set_deepest_call(int depth) { deepest_call_ = depth; }
-  const Unit* current_unit() const { return frame_ ? frame_->unit : nullptr; }
   // A path as the script means it: a relative one from the script's folder, where a user runs a
   // loader from; file reads and sys.path entries alike.
   std::string from_script_dir(const std::string& path) const;

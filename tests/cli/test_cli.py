@@ -161,6 +161,30 @@ with tempfile.TemporaryDirectory() as tmp:
           code == 0 and "llama.py:15:5: warning [divisibility-kv-heads]" in out, out[-600:])
     check("plan text: a per-component table with a Total row", "layers.*" in out and "Total" in out and "rejected:" in out, out[:600])
 
+    # One flag reader: every command answers --help (usage on stdout, exit 0), and `--flag=value`
+    # means `--flag value` everywhere.
+    for command in ("inspect", "plan", "report", "export", "graph", "verify", "serve", "dataflow", "syntax-tree"):
+        code, out, err = run(command, "--help")
+        check(f"{command} --help prints its usage", code == 0 and out.startswith("usage: shardlens " + command) and not err, out + err)
+    code, out, err = run("plan", mlp, "-h", "--mesh", "nonsense")
+    check("plan -h wins over the flags after it", code == 0 and "usage: shardlens plan" in out, out + err)
+    def untimed(out):  # plan_ms is how long this run took
+        return {k: v for k, v in json.loads(out).items() if k != "plan_ms"} if out.startswith("{") else out
+    code, a, err = run("plan", mlp, "--mesh", "1x2", "--phase", "prefill", "--format", "json")
+    code2, b, err2 = run("plan", mlp, "--mesh=1x2", "--phase=prefill", "--format=json")
+    check("plan --flag=value is --flag value", code == 0 and code2 == 0 and untimed(a) == untimed(b), err + err2)
+    code, out, err = run("plan", mlp, "--mesh=")
+    check("plan --mesh= (empty) is refused with the accepted forms", code == 2 and "accepted" in err, err)
+    code, a, err = run("plan", mlp, "--pin", "fc1.weight=replicated", "--format", "json")
+    code2, b, err2 = run("plan", mlp, "--pin=fc1.weight=replicated", "--format=json")
+    check("plan --pin=NAME=LAYOUT is --pin NAME=LAYOUT", code == 0 and code2 == 0 and untimed(a) == untimed(b), err + err2)
+    code, out, err = run("inspect", mlp, "--format=yaml")
+    check("inspect --format=yaml is refused like --format yaml", code == 2 and "--format must be text or json" in err, err)
+    code, out, err = run("report", mlp, "--format", "json")
+    check("report --format points at plan", code == 2 and "belongs to `shardlens plan`" in err, err)
+    code, out, err = run("dataflow", mlp, "--tokens=0")
+    check("dataflow --tokens takes a positive integer", code == 2 and "positive integer" in err, err)
+
     # Every model script in the repository plans without crashing (exit 0, or 1 with a message).
     import glob
     crashed = []

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "analysis.h"
+#include "session/document_analysis.h"
 #include "lsp_features.h"
 #include "plan/plan_output.h"
 #include "settings.h"
@@ -14,6 +14,8 @@
 
 using namespace shardlens;
 using namespace shardlens::server;
+using shardlens::session::AnnotationSite;
+using shardlens::session::Finding;
 
 namespace {
 

@@ -4,16 +4,13 @@
 //   [--emit tt-xla|shard-spec|dtensor|hf-tp-plan|colossalai]`
 #include <cstdio>
 #include <iostream>
-#include <optional>
-#include <sstream>
 
-#include "cli.h"
-#include "cli_planning.h"
+#include "commands.h"
+#include "planning_flags.h"
 #include "emit/frameworks.h"
 #include "emit/insertion.h"
 #include "plan/plan.h"
 #include "plan/plan_output.h"
-#include "python/value_locator.h"
 
 namespace shardlens::cli {
 namespace {
@@ -48,9 +45,7 @@ int print_emitted(const std::string& kind, bool apply, const std::vector<std::st
   std::string regenerate = "shardlens plan";
   bool framework = kind == "dtensor" || kind == "hf-tp-plan" || kind == "colossalai";
   for (auto& a : args) {
-    if (a == "--emit-apply") continue;
-    bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=+@") == std::string::npos;
-    regenerate += " " + (plain ? a : "'" + a + "'");
+    if (a != "--emit-apply") regenerate += " " + shell_word(a);
   }
   if (framework) {
     emit::FrameworkOptions fo;
@@ -81,82 +76,33 @@ int run_plan(const std::vector<std::string>& args) {
   std::string file, format = "text", emit_kind;
   bool emit_apply = false;
   PlanningArgs planning;
-  plan::PlanOptions& options = planning.options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    auto planning_flag = take_planning_flag("shardlens plan", kPlanUsage, args, i, planning);
-    if (planning_flag == FlagStatus::Error) return 2;
-    if (planning_flag == FlagStatus::Taken) continue;
-    std::string a = args[i];
-    std::string inline_value;
-    bool has_inline = false;
-    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos && a.rfind("--pin", 0) != 0) {
-      inline_value = a.substr(a.find('=') + 1);
-      a = a.substr(0, a.find('='));
-      has_inline = true;
-    }
-    auto value = [&]() -> std::optional<std::string> {
-      if (has_inline) return inline_value;
-      if (i + 1 >= args.size()) {
-        std::fprintf(stderr, "shardlens plan: %s needs a value\n%s", a.c_str(), kPlanUsage);
-        return std::nullopt;
-      }
-      return args[++i];
-    };
-    if (a == "--format") {
-      auto v = value();
-      if (!v) return 2;
-      if (*v != "text" && *v != "json") {
-        std::fprintf(stderr, "shardlens plan: --format must be text or json, not '%s'\n", v->c_str());
-        return 2;
-      }
-      format = *v;
-    } else if (a == "--emit") {
-      auto v = value();
-      if (!v) return 2;
-      if (*v != "tt-xla" && *v != "shard-spec" && *v != "dtensor" && *v != "hf-tp-plan" && *v != "colossalai") {
-        std::fprintf(stderr, "shardlens plan: --emit must be tt-xla, shard-spec, dtensor, hf-tp-plan or colossalai, not '%s'\n", v->c_str());
-        return 2;
-      }
-      emit_kind = *v;
-    } else if (a == "--emit-apply") {
+  FlagReader flags("shardlens plan", kPlanUsage, args);
+  while (flags.next()) {
+    if (take_planning_flag(flags, planning)) continue;
+    if (flags.is("--format")) {
+      if (auto v = flags.choice({"text", "json"})) format = *v;
+    } else if (flags.is("--emit")) {
+      if (auto v = flags.choice({"tt-xla", "shard-spec", "dtensor", "hf-tp-plan", "colossalai"})) emit_kind = *v;
+    } else if (flags.is("--emit-apply")) {
       emit_apply = true;
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "shardlens plan: unknown option '%s'\n%s", a.c_str(), kPlanUsage);
-      return 2;
-    } else if (file.empty()) {
-      file = a;
     } else {
-      std::fprintf(stderr, "shardlens plan: more than one FILE given ('%s', '%s')\n", file.c_str(), a.c_str());
-      return 2;
+      flags.file(file);
     }
   }
-  if (file.empty()) {
-    std::fputs(kPlanUsage, stderr);
-    return 2;
-  }
+  if (auto code = flags.finished(file)) return *code;
   if (emit_apply && emit_kind != "tt-xla" && emit_kind != "shard-spec") {
     std::fprintf(stderr, "shardlens plan: --emit-apply needs --emit tt-xla|shard-spec\n");
     return 2;
   }
   finish_planning_args(planning);
-  auto source = extract_for_planning("shardlens plan", file, planning);
-  if (!source) return 1;
-  const std::string& text = source->text;
-  const ir::ModelIR& model = source->model;
-  if (!check_pins("shardlens plan", model, options)) return 2;
-  options.locate = [&text](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
-    ir::Span s = python::locate_value(text, keys, value);
-    return s.valid() ? s : fallback;
-  };
-  auto result = plan::plan_model(model, options);
-  if (!result.ok) {
-    std::fprintf(stderr, "shardlens plan: %s: %s\n", file.c_str(), result.error.c_str());
-    return 1;
-  }
-  if (!emit_kind.empty()) return print_emitted(emit_kind, emit_apply, args, file, text, model, result,
-                                                  options.workload.dtype);
-  if (format == "json") std::cout << plan::to_json(result, model, options).dump(2) << "\n";
-  else std::cout << plan::to_text(result, model, options);
+  PlannedScript planned;
+  if (int code = plan_script("shardlens plan", file, planning, planned)) return code;
+  const auto& options = planning.options;
+  const ir::ModelIR& model = planned.source.model;
+  if (!emit_kind.empty())
+    return print_emitted(emit_kind, emit_apply, args, file, planned.source.text, model, planned.result, options.workload.dtype);
+  if (format == "json") std::cout << plan::to_json(planned.result, model, options).dump(2) << "\n";
+  else std::cout << plan::to_text(planned.result, model, options);
   return 0;
 }
 

@@ -1,5 +1,6 @@
-// One document's analysis on the worker: incremental extraction, memoized planning, checks of
-// the annotations already in the file. The result is immutable and shared with the features.
+// One document's analysis: incremental extraction, memoized planning, checks of the annotations
+// already in the file, findings located by byte offsets. The result is immutable and shared with
+// what reads it (session/features.h); the server runs analyses on its worker and converts.
 #pragma once
 
 #include <memory>
@@ -10,10 +11,10 @@
 #include "ir/model_ir.h"
 #include "plan/plan.h"
 #include "python/extractor.h"
-#include "protocol/position.h"
-#include "settings.h"
+#include "session/script_pipeline.h"
+#include "session/settings.h"
 
-namespace shardlens::server {
+namespace shardlens::session {
 
 // A text replacement in the analysed text, by byte offsets.
 struct ByteEdit {
@@ -79,8 +80,7 @@ struct DocumentAnalysis {
   bool complete = true;
   size_t line_offset(uint32_t line_1based) const;       // byte offset of a 1-based line's start
   size_t offset_of(const ir::Span& span, bool end) const;  // span position → byte offset
-  std::vector<size_t> line_starts;
-  protocol::LineIndex lines;  // for LSP positions
+  std::vector<size_t> line_starts;  // byte offset of each line's start
 };
 
 // The modules every open document imports from, shared so that each is lowered once; open
@@ -112,12 +112,17 @@ class DocumentAnalyzer {
   // out of recent_): the worker calls it once the diagnostics are on their way (else the next
   // analysis does, first).
   void drop_retired() { retired_.clear(); }
+  // How many meshes this analyzer has planned so far (a plan of two meshes counts two): what an
+  // edit costs the planner (tests).
+  int planner_runs() const { return planner_runs_; }
 
  private:
   std::shared_ptr<const DocumentAnalysis> analyze_text(int version, const std::string& path, const std::string& text,
                                                        const std::vector<ByteEdit>& edits, bool reset, const Settings& settings);
   std::unique_ptr<python::ModelExtractor> extractor_;
   plan::Planner planner_;
+  int planner_runs_ = 0;
+  plan::PlanResult run_planner(const ir::ModelIR& model, const plan::PlanOptions& options);
   std::string path_;
   std::shared_ptr<const DocumentAnalysis> last_;  // its model and plan serve edits that change no code
   // The analyses before last_, newest first: a keystroke taken back or an undo returns to one of
@@ -128,8 +133,6 @@ class DocumentAnalyzer {
   std::vector<std::shared_ptr<const void>> retired_;  // what the last analysis replaced (drop_retired)
 };
 
-// The export beside a script ("model.py" -> "model.pt"), as `shardlens export` writes it.
-std::string export_path_for(const std::string& script_path);
 
 // Annotation discovery and checks (annotations.cpp).
 void find_annotations(DocumentAnalysis& analysis, const std::vector<TSNode>& roots);
@@ -141,4 +144,4 @@ std::string python_spec(const std::vector<std::vector<std::string>>& spec);
 // Files larger than this are kept but not analysed (a 50 MB paste must not stall the server).
 constexpr size_t kMaxAnalysedBytes = 8u << 20;
 
-}  // namespace shardlens::server
+}  // namespace shardlens::session

@@ -3,8 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
-#include "cli_torch.h"
+#include "commands.h"
 #include "ir/heap.h"
 
 namespace {
@@ -38,7 +37,25 @@ const char* kUsage =
     "      tree-sitter's concrete syntax tree of FILE (for debugging the front end)\n"
     "  dataflow FILE [--model EXPR] [--tokens N]\n"
     "      the ops forward() runs, as the planner sees them (for debugging the front end)\n"
-    "  help\n";
+    "  help, or COMMAND --help\n";
+
+// The commands by name; each reads its own flags (and answers --help) with FlagReader.
+struct Command {
+  const char* name;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+int run_plan_or_graph(const std::vector<std::string>& args) {
+  return shardlens::cli::wants_graph(args) ? shardlens::cli::run_plan_graph(args) : shardlens::cli::run_plan(args);
+}
+
+const Command kCommands[] = {
+    {"inspect", shardlens::cli::run_inspect}, {"syntax-tree", shardlens::cli::run_syntax_tree},
+    {"dataflow", shardlens::cli::run_dataflow}, {"plan", run_plan_or_graph},
+    {"export", shardlens::cli::run_export},   {"graph", shardlens::cli::run_graph},
+    {"verify", shardlens::cli::run_verify},   {"report", shardlens::cli::run_report},
+    {"serve", shardlens::cli::run_serve},
+};
 
 }  // namespace
 
@@ -51,16 +68,8 @@ int main(int argc, char** argv) {
   }
   std::string command = args[0];
   args.erase(args.begin());
-  if (command == "inspect") return shardlens::cli::run_inspect(args);
-  if (command == "syntax-tree") return shardlens::cli::run_syntax_tree(args);
-  if (command == "dataflow") return shardlens::cli::run_dataflow(args);
-  if (command == "plan" && shardlens::cli::wants_graph(args)) return shardlens::cli::run_plan_graph(args);
-  if (command == "plan") return shardlens::cli::run_plan(args);
-  if (command == "export") return shardlens::cli::run_export(args);
-  if (command == "graph") return shardlens::cli::run_graph(args);
-  if (command == "verify") return shardlens::cli::run_verify(args);
-  if (command == "report") return shardlens::cli::run_report(args);
-  if (command == "serve") return shardlens::cli::run_serve(args);
+  for (auto& c : kCommands)
+    if (command == c.name) return c.run(args);
   if (command == "--version" || command == "version") {
     std::puts("shardlens " SHARDLENS_VERSION);
     std::printf("allocator: %s\n", shardlens::heap_allocator().c_str());

@@ -1,4 +1,4 @@
-#include "analysis.h"
+#include "session/document_analysis.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,11 +8,11 @@
 #include <map>
 #include <tuple>
 
-#include "python/value_locator.h"
+#include "session/script_pipeline.h"
 #include "torch/exact_ir.h"
 #include "torch/graph_client.h"
 
-namespace shardlens::server {
+namespace shardlens::session {
 
 size_t DocumentAnalysis::line_offset(uint32_t line_1based) const {
   if (line_1based == 0) return 0;
@@ -118,22 +118,10 @@ bool fresh_export(const std::string& script, const std::string& text, const std:
 
 // Planner diagnostics point at the config value that sets a size: found in this analysis' text.
 void locate_in_text(DocumentAnalysis& a) {
-  const std::string* script = &a.text;
-  a.options.locate = [script](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
-    ir::Span s = python::locate_value(*script, keys, value);
-    return s.valid() ? s : fallback;
-  };
+  a.options.locate = session::value_locator(a.text);
 }
 
 }  // namespace
-
-std::string export_path_for(const std::string& script_path) {
-  std::string base = script_path;
-  auto slash = base.rfind('/');
-  auto dot = base.rfind('.');
-  if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) base = base.substr(0, dot);
-  return base + ".pt";
-}
 
 namespace {
 // The planner asks `cancelled` only while this lives (plan_with_pins outside an analysis is never
@@ -198,7 +186,6 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
     a->findings.push_back({"not-text", "information", a->error, 0, 0, std::nullopt, ""});
     return done();
   }
-  a->lines = protocol::LineIndex(text);
   bool fresh = !extractor_ || path != path_ || reset;
   if (!fresh) {
     for (auto& e : edits) {
@@ -318,7 +305,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
       planner_.new_generation();  // what this version does not use goes at the next one
       plan::PlanOptions quick = a->options;
       quick.alternatives = false;
-      a->plan = planner_.plan(a->model(), quick);
+      a->plan = run_planner(a->model(), quick);
       a->complete = !a->options.alternatives || !a->plan.ok;
     }
     a->plan_ms = since(plan_start);
@@ -340,7 +327,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::complete(const std::sh
   CancelScope scope(planner_, cancelled);
   plan::PlanResult full;
   try {
-    full = planner_.plan(a->model(), a->options);
+    full = run_planner(a->model(), a->options);
   } catch (const plan::PlanCancelled&) {
     return nullptr;
   }
@@ -349,6 +336,11 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::complete(const std::sh
   if (last_ == quick) last_ = a;
   std::replace(recent_.begin(), recent_.end(), quick, std::shared_ptr<const DocumentAnalysis>(a));
   return a;
+}
+
+plan::PlanResult DocumentAnalyzer::run_planner(const ir::ModelIR& model, const plan::PlanOptions& options) {
+  planner_runs_ += static_cast<int>(options.meshes.size());
+  return planner_.plan(model, options);
 }
 
 void DocumentAnalyzer::remember(const std::shared_ptr<const DocumentAnalysis>& next) {
@@ -368,9 +360,9 @@ std::optional<plan::PlanResult> DocumentAnalyzer::plan_with_pins(const DocumentA
   plan::PlanOptions options = analysis.options;
   options.pinned_parameters = pins;
   options.alternatives = false;
-  auto result = planner_.plan(analysis.model(), options);
+  auto result = run_planner(analysis.model(), options);
   if (!result.ok) return std::nullopt;
   return result;
 }
 
-}  // namespace shardlens::server
+}  // namespace shardlens::session

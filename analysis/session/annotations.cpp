@@ -9,10 +9,10 @@
 #include <set>
 #include <unordered_map>
 
-#include "analysis.h"
+#include "session/document_analysis.h"
 #include "plan/plan_output.h"
 
-namespace shardlens::server {
+namespace shardlens::session {
 namespace {
 
 using Paths = std::vector<std::string>;  // module / parameter paths; "" is the root
@@ -542,4 +542,4 @@ void check_annotations(DocumentAnalysis& a, DocumentAnalyzer& analyzer) {
   }
 }
 
-}  // namespace shardlens::server
+}  // namespace shardlens::session

@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
+#include "commands.h"
+#include "flags.h"
 #include "language_server.h"
 #include "protocol/transport.h"
 
@@ -32,47 +33,35 @@ std::string random_token(std::string& error) {
 }  // namespace
 
 int run_serve(const std::vector<std::string>& args) {
+  static const char* kUsage =
+      "usage: shardlens serve [--stdio] [--listen 127.0.0.1:PORT] [--log-level error|info|debug] [--progress-after-ms N]\n"
+      "  the language server: LSP over stdio, or over TCP on loopback (the client sends the token it prints)\n";
   server::ServerOptions options;
   std::string listen;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--stdio") continue;
-    if ((a == "--listen" || a == "--log-level" || a == "--progress-after-ms") && i + 1 >= args.size()) {
-      std::fprintf(stderr, "shardlens serve: %s needs a value\n", a.c_str());
-      return 2;
-    }
-    if (a == "--listen") {
-      listen = args[++i];
-    } else if (a.rfind("--listen=", 0) == 0) {
-      listen = a.substr(9);
-    } else if (a == "--log-level") {
-      std::string level = args[++i];
-      if (level == "error") options.log_level = 0;
-      else if (level == "info") options.log_level = 1;
-      else if (level == "debug") options.log_level = 2;
-      else {
-        std::fprintf(stderr, "shardlens serve: --log-level must be error, info or debug, not '%s'\n", level.c_str());
-        return 2;
-      }
-    } else if (a == "--progress-after-ms") {
+  FlagReader flags("shardlens serve", kUsage, args);
+  while (flags.next()) {
+    if (flags.is("--stdio")) continue;
+    if (flags.is("--listen")) {
+      if (auto v = flags.value()) listen = *v;
+    } else if (flags.is("--log-level")) {
+      if (auto v = flags.choice({"error", "info", "debug"})) options.log_level = *v == "error" ? 0 : *v == "info" ? 1 : 2;
+    } else if (flags.is("--progress-after-ms")) {
       // How long an analysis runs before it shows as $/progress (default 300; tests use 0).
+      auto v = flags.value();
+      if (!v) continue;
       try {
-        options.progress_after_ms = std::stoi(args[++i]);
+        options.progress_after_ms = std::stoi(*v);
       } catch (...) {
         options.progress_after_ms = -1;
       }
-      if (options.progress_after_ms < 0) {
-        std::fprintf(stderr, "shardlens serve: --progress-after-ms takes a number of milliseconds, not '%s'\n", args[i].c_str());
-        return 2;
-      }
-    } else if (a.rfind("--clientProcessId", 0) == 0) {
-      // Passed by vscode-languageclient; the client's lifetime ends the stream anyway.
-      if (a.find('=') == std::string::npos) ++i;
+      if (options.progress_after_ms < 0) flags.fail("--progress-after-ms takes a number of milliseconds, not '" + *v + "'");
+    } else if (flags.is("--clientProcessId")) {
+      flags.value();  // passed by vscode-languageclient; the client's lifetime ends the stream anyway
     } else {
-      std::fprintf(stderr, "shardlens serve: unknown option '%s'\nusage: shardlens serve [--stdio] [--listen 127.0.0.1:PORT] [--log-level error|info|debug]\n", a.c_str());
-      return 2;
+      flags.unknown();
     }
   }
+  if (auto code = flags.exit_code()) return *code;
   std::unique_ptr<protocol::Transport> transport;
   std::unique_ptr<protocol::TcpListener> listener;
   if (listen.empty()) {

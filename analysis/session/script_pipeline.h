@@ -1,0 +1,39 @@
+// The chain every face runs on a script, wired once: read it, extract its model (forward()
+// traced), check the pins against it, and plan with the planner's diagnostics pointing at the
+// config values in its text. The CLI's commands and the server's analysis call these.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/model_ir.h"
+#include "plan/plan.h"
+#include "python/extractor.h"
+
+namespace shardlens::session {
+
+// Reads a whole file; false with a message for missing files, directories and read errors.
+bool read_file(const std::string& path, std::string& out, std::string& error);
+// read_file, and refuses text with NUL bytes: shardlens analyses Python source only.
+bool read_script(const std::string& path, std::string& out, std::string& error);
+
+// The export beside a script ("model.py" -> "model.pt"), as `shardlens export` writes it.
+std::string export_path_for(const std::string& script_path);
+
+// What the planning faces extract: the model `model_expr` names ("" = found automatically), with
+// forward() traced under `trace`, imports searched on `python_path` after the usual folders.
+python::ExtractOptions planning_extract_options(const std::string& model_expr, const std::vector<std::string>& python_path,
+                                                const python::TraceWorkload& trace);
+
+// Planner diagnostics point at the config value in `text` that sets a size (else where the planner
+// put them). `text` must outlive the options it is set in.
+plan::ValueLocator value_locator(const std::string& text);
+
+// "" when every pinned parameter and output names one of `model`; else why not
+// ("--pin NAME: the model has no parameter of that name").
+std::string unknown_pin(const ir::ModelIR& model, const plan::PlanOptions& options);
+
+// Plans `model`, extracted from `text`, with its diagnostics located in `text`.
+plan::PlanResult plan_in_text(const std::string& text, const ir::ModelIR& model, plan::PlanOptions options);
+
+}  // namespace shardlens::session

@@ -1,0 +1,39 @@
+// What an analysis is computed with: the mesh and workload, the model's root, where imports are
+// searched, and whether code may run. Plain data; the server reads it from the client's settings
+// and pyproject.toml (server/settings.h), with the same names everywhere (server/README.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+
+namespace shardlens::session {
+
+struct Settings {
+  std::vector<std::string> meshes{"1x8"};
+  std::string strategy = "auto";
+  int64_t batch = 1;
+  int64_t seq = 2048;
+  std::string phase = "decode";
+  std::string dtype = "bf16";
+  std::string hardware = "wormhole";
+  std::string model;  // root expression; empty: automatic
+  // Running the user's script (a TorchScript export) or loading a TorchScript file (which runs
+  // the archive's code) only when allowed.
+  bool allow_execution = false;  // setting `allowExecution`
+  std::string python;            // setting `python`: the interpreter exports use ("" = automatic)
+  // Setting `exactGraph`: plan on the TorchScript export beside the script (model.py -> model.pt)
+  // when it is fresh; needs allow_execution. The server also sets it for a document whose export
+  // the user ran (shardlens.exportGraph).
+  bool exact_graph = false;
+  // Setting `pythonPath` (`python-path` in pyproject.toml): folders searched for imports after the
+  // script's folder, its package root and PYTHONPATH; relative ones from the document's folder.
+  std::vector<std::string> python_path;
+
+  plan::PlanOptions plan_options() const;  // meshes already validated where the settings were read
+  bool operator==(const Settings&) const = default;
+};
+
+}  // namespace shardlens::session

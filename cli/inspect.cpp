@@ -1,0 +1,72 @@
+// `shardlens inspect FILE [--model EXPR] [--python-path DIR ...] [--format text|json]`
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "commands.h"
+#include "flags.h"
+#include "ir/ir_json.h"
+#include "ir/ir_text.h"
+#include "python/extractor.h"
+#include "session/script_pipeline.h"
+
+namespace shardlens::cli {
+namespace {
+
+const char* kInspectUsage =
+    "usage: shardlens inspect FILE [--model EXPR] [--python-path DIR ...] [--format text|json]\n"
+    "  the modules and parameters FILE builds, statically (no Python is run); FILE - reads stdin.\n";
+
+}  // namespace
+
+int run_inspect(const std::vector<std::string>& args) {
+  std::string file, model, format = "text";
+  std::vector<std::string> python_path;
+  FlagReader flags("shardlens inspect", kInspectUsage, args);
+  while (flags.next()) {
+    if (flags.is("--model")) {
+      if (auto v = flags.value()) model = *v;
+    } else if (flags.is("--python-path")) {
+      if (auto v = flags.value()) python_path.push_back(*v);
+    } else if (flags.is("--format")) {
+      if (auto v = flags.choice({"text", "json"})) format = *v;
+    } else {
+      flags.file(file);
+    }
+  }
+  if (auto code = flags.finished(file)) return *code;
+  std::string text, error;
+  if (file == "-") {
+    std::ostringstream buf;
+    buf << std::cin.rdbuf();
+    text = buf.str();
+    if (text.find('\0') != std::string::npos) error = "'-' is not a text file (it contains NUL bytes)";
+  } else {
+    session::read_script(file, text, error);
+  }
+  if (!error.empty()) {
+    std::fprintf(stderr, "shardlens inspect: %s\n", error.c_str());
+    return 1;
+  }
+  python::ModelExtractor extractor(std::move(text), file);
+  python::ExtractOptions options;
+  options.model_expression = model;
+  options.python_path = python::search_path_entries(python_path);
+  auto result = extractor.extract(options);
+  if (format == "json") {
+    auto j = ir::to_json(result.model);
+    if (!result.ok) j["error"] = result.error;
+    std::cout << j.dump(2) << "\n";
+  } else if (result.ok) {
+    std::cout << ir::to_text(result.model);
+  }
+  if (!result.ok) {
+    std::fprintf(stderr, "shardlens inspect: %s: %s\n", file.c_str(), result.error.c_str());
+    for (auto& u : result.model.unresolved)
+      std::fprintf(stderr, "  %s: %s: %s\n", ir::span_location(u.span, file).c_str(), u.what.c_str(), u.reason.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace shardlens::cli

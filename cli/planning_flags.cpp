@@ -1,0 +1,118 @@
+#include "planning_flags.h"
+
+#include <cctype>
+#include <cstdio>
+#include <utility>
+
+#include "session/plan_choices.h"
+#include "session/script_pipeline.h"
+
+namespace shardlens::cli {
+namespace {
+
+bool valid_layout(const std::string& s) {
+  if (s == "replicated" || s == "partial") return true;
+  if (s.rfind("shard:", 0) != 0 || s.size() == 6) return false;
+  for (size_t i = 6; i < s.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return true;
+}
+
+}  // namespace
+
+bool take_planning_flag(FlagReader& flags, PlanningArgs& out) {
+  auto& options = out.options;
+  static const std::pair<const char*, session::PlanChoice> kChoices[] = {{"--strategy", session::PlanChoice::Strategy},
+                                                                         {"--phase", session::PlanChoice::Phase},
+                                                                         {"--dtype", session::PlanChoice::Dtype},
+                                                                         {"--hardware", session::PlanChoice::Hardware}};
+  for (auto& [flag, choice] : kChoices)
+    if (flags.is(flag)) {
+      if (auto v = flags.choice(session::choice_names(choice))) session::apply_choice(options, choice, *v);
+      return true;
+    }
+  if (flags.is("--pins-only")) {
+    options.evaluate_pins_only = true;
+  } else if (flags.is("--pin") || flags.is("--pin-output")) {
+    auto v = flags.value();
+    if (!v) return true;
+    auto eq = v->find('=');
+    if (eq == std::string::npos || !valid_layout(v->substr(eq + 1)))
+      flags.fail(flags.name() + " takes NAME=LAYOUT with LAYOUT replicated, partial or shard:D, not '" + *v + "'");
+    else (flags.is("--pin") ? options.pinned_parameters : options.pinned_outputs)[v->substr(0, eq)] = v->substr(eq + 1);
+  } else if (flags.is("--model")) {
+    if (auto v = flags.value()) out.model_expr = *v;
+  } else if (flags.is("--python-path")) {
+    if (auto v = flags.value()) out.python_path.push_back(*v);
+  } else if (flags.is("--mesh")) {
+    auto v = flags.value();
+    if (!v) return true;
+    std::string error;
+    if (auto m = plan::parse_mesh(*v, error)) options.meshes.push_back(*m);
+    else flags.fail(error);
+  } else if (flags.is("--batch")) {
+    if (auto n = flags.positive()) options.workload.batch = *n;
+  } else if (flags.is("--seq")) {
+    if (auto n = flags.positive()) options.workload.seq = *n;
+  } else if (flags.is("--spatial")) {
+    auto v = flags.value();
+    if (!v) return true;
+    auto x = v->find('x');
+    auto h = x == std::string::npos ? std::nullopt : positive_int(flags.command(), flags.name(), v->substr(0, x));
+    auto w = h ? positive_int(flags.command(), flags.name(), v->substr(x + 1)) : std::nullopt;
+    if (!h || !w) return flags.fail("--spatial must be HxW with positive integers, e.g. 64x64"), true;
+    out.trace.spatial[0] = *h;
+    out.trace.spatial[1] = *w;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void finish_planning_args(PlanningArgs& out) {
+  if (out.options.meshes.empty()) {
+    std::string error;
+    out.options.meshes.push_back(*plan::parse_mesh("t3k", error));
+  }
+  out.trace.batch = out.options.workload.batch;
+  out.trace.tokens = out.options.workload.tokens_per_forward();
+}
+
+std::optional<PlanningSource> extract_for_planning(const std::string& command, const std::string& file,
+                                                   const PlanningArgs& planning) {
+  PlanningSource source;
+  std::string error;
+  if (!session::read_script(file, source.text, error)) {
+    std::fprintf(stderr, "%s: %s\n", command.c_str(), error.c_str());
+    return std::nullopt;
+  }
+  python::ModelExtractor extractor(source.text, file);
+  auto extracted = extractor.extract(session::planning_extract_options(planning.model_expr, planning.python_path, planning.trace));
+  if (!extracted.ok) {
+    std::fprintf(stderr, "%s: %s: %s\n", command.c_str(), file.c_str(), extracted.error.c_str());
+    return std::nullopt;
+  }
+  source.model = std::move(extracted.model);
+  return source;
+}
+
+bool check_pins(const std::string& command, const ir::ModelIR& model, const plan::PlanOptions& options) {
+  std::string unknown = session::unknown_pin(model, options);
+  if (!unknown.empty()) std::fprintf(stderr, "%s: %s\n", command.c_str(), unknown.c_str());
+  return unknown.empty();
+}
+
+int plan_script(const std::string& command, const std::string& file, const PlanningArgs& planning, PlannedScript& out) {
+  auto source = extract_for_planning(command, file, planning);
+  if (!source) return 1;
+  out.source = std::move(*source);
+  if (!check_pins(command, out.source.model, planning.options)) return 2;
+  out.result = session::plan_in_text(out.source.text, out.source.model, planning.options);
+  if (!out.result.ok) {
+    std::fprintf(stderr, "%s: %s: %s\n", command.c_str(), file.c_str(), out.result.error.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace shardlens::cli

@@ -1,0 +1,69 @@
+// `shardlens report FILE [--model EXPR] [--mesh RxC|PRESET ...] [plan's workload flags] [-o PATH]`:
+// plans FILE as `shardlens plan` does and writes sharding_analysis.md with its SVG chart beside it.
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+#include "planning_flags.h"
+#include "emit/report.h"
+#include "plan/plan.h"
+
+namespace shardlens::cli {
+namespace {
+
+const char* kReportUsage =
+    "usage: shardlens report FILE [--model EXPR] [--mesh RxC|PRESET ...] [--strategy auto|tensor]\n"
+    "                        [--batch N] [--seq N] [--phase prefill|decode] [--dtype bf16|fp32|bfp8]\n"
+    "                        [--hardware wormhole|blackhole] [--spatial HxW]\n"
+    "                        [--pin PARAM=replicated|shard:D ...] [--pin-output MODULE=replicated|shard:D ...] [--pins-only]\n"
+    "                        [-o PATH]\n"
+    "  writes the sharding report (default sharding_analysis.md; a directory gets that name inside) and its\n"
+    "  chart beside it (sharding_analysis.ccl_bytes.svg); -o - prints the Markdown instead (no chart).\n";
+
+}  // namespace
+
+int run_report(const std::vector<std::string>& args) {
+  std::string file, output = "sharding_analysis.md";
+  PlanningArgs planning;
+  std::string regenerate = "shardlens report";
+  FlagReader flags("shardlens report", kReportUsage, args);
+  while (flags.next()) {
+    bool cited = true;  // the regenerate line says where the report came from, not where it went
+    if (take_planning_flag(flags, planning)) {
+    } else if (flags.is("-o") || flags.is("--output")) {
+      cited = false;
+      auto v = flags.value();
+      if (v && v->empty()) flags.fail(flags.name() + " needs a path");
+      else if (v) output = *v;
+    } else if (flags.is("--format") || flags.is("--emit")) {
+      flags.fail(flags.name() + " belongs to `shardlens plan`; the report is Markdown (-o - prints it)");
+    } else {
+      flags.file(file);
+    }
+    if (cited)
+      for (auto& a : flags.taken()) regenerate += " " + shell_word(a);
+  }
+  if (auto code = flags.finished(file)) return *code;
+  if (planning.options.meshes.empty()) regenerate += " --mesh t3k";
+  finish_planning_args(planning);
+  PlannedScript planned;
+  if (int code = plan_script("shardlens report", file, planning, planned)) return code;
+  emit::ReportOptions ro;
+  ro.script_path = file;
+  ro.regenerate = regenerate;
+  const ir::ModelIR& model = planned.source.model;
+  if (output == "-") {
+    ro.chart_href.clear();
+    std::cout << emit::report_markdown(model, planned.result, planning.options, ro);
+    return 0;
+  }
+  auto files = emit::write_report(model, planned.result, planning.options, ro, output);
+  if (!files.ok) {
+    std::fprintf(stderr, "shardlens report: %s\n", files.error.c_str());
+    return 1;
+  }
+  std::cout << files.markdown_path << "\n" << files.chart_path << "\n";
+  return 0;
+}
+
+}  // namespace shardlens::cli
