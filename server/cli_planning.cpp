@@ -104,8 +104,9 @@ FlagStatus take_planning_flag(const char* command, const char* usage, const std:
     if (*v != "bf16" && *v != "fp32" && *v != "bfp8") return fail("--dtype must be bf16, fp32 or bfp8, not '" + *v + "'");
     options.workload.dtype = *v;
   } else if (a == "--hardware") {
-    options.hardware = plan::find_hardware(*v);
-    if (!options.hardware) return fail("--hardware must be wormhole or blackhole, not '" + *v + "'");
+    std::string error;
+    options.hardware = plan::resolve_hardware(*v, error);  // a built-in name or a profile (shardlens calibrate)
+    if (!options.hardware) return fail("--hardware: " + error);
   } else if (a == "--spatial") {
     auto x = v->find('x');
     auto h = x == std::string::npos ? std::nullopt : positive_int(command, a, v->substr(0, x));

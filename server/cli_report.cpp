@@ -1,12 +1,15 @@
 // `shardlens report FILE [--model EXPR] [--mesh RxC|PRESET ...] [plan's workload flags] [-o PATH]`:
 // plans FILE as `shardlens plan` does and writes sharding_analysis.md with its SVG chart beside it.
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <optional>
 
 #include "cli.h"
 #include "cli_planning.h"
 #include "emit/report.h"
+#include "mlir/ir_check.h"
+#include "plan/plan_output.h"
 #include "plan/plan.h"
 #include "python/value_locator.h"
 
@@ -18,9 +21,10 @@ const char* kReportUsage =
     "                        [--batch N] [--seq N] [--phase prefill|decode] [--dtype bf16|fp32|bfp8]\n"
     "                        [--hardware wormhole|blackhole] [--spatial HxW]\n"
     "                        [--pin PARAM=replicated|shard:D ...] [--pin-output MODULE=replicated|shard:D ...] [--pins-only]\n"
-    "                        [-o PATH]\n"
+    "                        [--ir DIR] [-o PATH]\n"
     "  writes the sharding report (default sharding_analysis.md; a directory gets that name inside) and its\n"
-    "  chart beside it (sharding_analysis.ccl_bytes.svg); -o - prints the Markdown instead (no chart).\n";
+    "  chart beside it (sharding_analysis.ccl_bytes.svg); -o - prints the Markdown instead (no chart).\n"
+    "  --ir DIR adds a section comparing the compiler's exported MLIR in DIR with the plan (shardlens check-ir).\n";
 
 std::string shell_word(const std::string& a) {
   bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=+@") == std::string::npos;
@@ -30,7 +34,7 @@ std::string shell_word(const std::string& a) {
 }  // namespace
 
 int run_report(const std::vector<std::string>& args) {
-  std::string file, output = "sharding_analysis.md";
+  std::string file, output = "sharding_analysis.md", ir_dir;
   PlanningArgs planning;
   plan::PlanOptions& options = planning.options;
   std::string regenerate = "shardlens report";
@@ -68,6 +72,12 @@ int run_report(const std::vector<std::string>& args) {
       output = *v;
       continue;  // not part of the regenerate line: the report says where it came from, not where it went
     }
+    if (a == "--ir") {
+      auto v = value();
+      if (!v) return 2;
+      ir_dir = *v;
+      continue;
+    }
     if (a == "--format" || a == "--emit") {
       std::fprintf(stderr, "shardlens report: %s belongs to `shardlens plan`; the report is Markdown (-o - prints it)\n", a.c_str());
       return 2;
@@ -102,12 +112,25 @@ int run_report(const std::vector<std::string>& args) {
     std::fprintf(stderr, "shardlens report: %s: %s\n", file.c_str(), result.error.c_str());
     return 1;
   }
+  // The compiled IR's check, appended as the report's last section.
+  std::string ir_section;
+  if (!ir_dir.empty()) {
+    std::vector<std::string> ir_files;
+    std::string plan_in_dir, error;
+    mlir::CheckReport check;
+    if (!mlir::collect_ir_files({ir_dir}, ir_files, plan_in_dir, error) ||
+        !mlir::check_ir_files(ir_files, plan::to_json(result, model, options), {}, check, error)) {
+      std::fprintf(stderr, "shardlens report: --ir: %s\n", error.c_str());
+      return 1;
+    }
+    ir_section = mlir::to_markdown(check);
+  }
   if (output == "-") {
     emit::ReportOptions ro;
     ro.script_path = file;
     ro.chart_href.clear();
     ro.regenerate = regenerate;
-    std::cout << emit::report_markdown(model, result, options, ro);
+    std::cout << emit::report_markdown(model, result, options, ro) << ir_section;
     return 0;
   }
   emit::ReportOptions ro;
@@ -117,6 +140,13 @@ int run_report(const std::vector<std::string>& args) {
   if (!files.ok) {
     std::fprintf(stderr, "shardlens report: %s\n", files.error.c_str());
     return 1;
+  }
+  if (!ir_section.empty()) {
+    std::ofstream md(files.markdown_path, std::ios::app | std::ios::binary);
+    if (!md || !(md << ir_section)) {
+      std::fprintf(stderr, "shardlens report: could not add the IR section to %s\n", files.markdown_path.c_str());
+      return 1;
+    }
   }
   std::cout << files.markdown_path << "\n" << files.chart_path << "\n";
   return 0;

@@ -81,7 +81,13 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
   positive("seq", seq);
   text("phase", phase, {"prefill", "decode"});
   text("dtype", dtype, {"bf16", "fp32", "bfp8"});
-  text("hardware", hardware, {"wormhole", "blackhole"});
+  // A built-in chip or a hardware profile's path (`shardlens calibrate`), read now so that a bad one is said.
+  if (auto it = object.find("hardware"); it != object.end() && !it->is_null()) {
+    std::string error;
+    if (it->is_string() && plan::resolve_hardware(it->get<std::string>(), error)) hardware = it->get<std::string>();
+    else problems.push_back("shardlens.hardware must be wormhole, blackhole or a hardware profile's path, not " + it->dump() +
+                            (error.empty() ? "" : " (" + error + ")"));
+  }
   text("model", model, {});
   text("python", python, {});
   auto flag = [&](const char* key, bool& field) {
@@ -111,7 +117,8 @@ plan::PlanOptions Settings::plan_options() const {
   options.workload.seq = seq;
   options.workload.phase = phase == "prefill" ? plan::Phase::Prefill : plan::Phase::Decode;
   options.workload.dtype = dtype;
-  options.hardware = plan::find_hardware(hardware);
+  std::string error;
+  options.hardware = plan::resolve_hardware(hardware, error);  // null (wormhole) if the profile went away
   return options;
 }
 
