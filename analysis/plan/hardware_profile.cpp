@@ -142,7 +142,7 @@ const Hardware* resolve_hardware(const std::string& name_or_path, std::string& e
   if (const Hardware* hw = find_hardware(name_or_path)) return hw;
   bool looks_like_path = name_or_path.find('/') != std::string::npos || name_or_path.find(".json") != std::string::npos;
   if (!looks_like_path) {
-    error = "hardware must be wormhole, blackhole or a profile's path (profile.json), not '" + name_or_path + "'";
+    error = "hardware must be wormhole or blackhole, or the path of a hardware profile (profile.json), not '" + name_or_path + "'";
     return nullptr;
   }
   return load_hardware_profile(name_or_path, error);
