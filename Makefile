@@ -38,6 +38,7 @@ bench: build
 	@$(BUILD)/shardlens_bench_extract
 	@$(BUILD)/shardlens_bench_plan bench/models
 	@$(BUILD)/shardlens_bench_analysis bench/models/lsp_bench_model.py
+	@$(BUILD)/shardlens_bench_mlir
 	@bash bench/lsp/run.sh --server $(BUILD)/shardlens
 
 clean:

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "cli_ir.h"
 #include "ir/heap.h"
 
 namespace {
@@ -15,7 +16,7 @@ const char* kUsage =
     "  inspect FILE [--model EXPR] [--format text|json]\n"
     "      the modules and parameters FILE builds, statically (no Python is run)\n"
     "  plan FILE [--model EXPR] [--mesh RxC|PRESET ...] [--strategy auto|tensor] [--batch N] [--seq N]\n"
-    "       [--phase prefill|decode] [--dtype bf16|fp32|bfp8] [--hardware wormhole|blackhole] [--format text|json]\n"
+    "       [--phase prefill|decode] [--dtype bf16|fp32|bfp8] [--hardware wormhole|blackhole|PROFILE.json] [--format text|json]\n"
     "       [--emit tt-xla|shard-spec]\n"
     "      how to shard FILE's model over each mesh: layouts, collectives, costs and rejected alternatives;\n"
     "      --emit prints the annotation code (xs.mark_sharding block, or load_shard_spec) for the first mesh\n"
@@ -31,6 +32,12 @@ const char* kUsage =
     "  verify FILE.pt --mesh RxC [--plan PLAN.json] [--tolerance X] [--seed N] [--tokens N] [--format text|json]\n"
     "      check a plan numerically: every device runs its share (random weights, LibTorch) with the\n"
     "      plan's collectives; each component is compared with the unsharded forward\n"
+    "  check-ir IR_FILE|DIR ... --plan PLAN.json [--mesh RxC] [--format text|json]\n"
+    "      compare the collectives and weight shardings of tt-xla's exported MLIR (StableHLO/Shardy, TTIR,\n"
+    "      TTNN) with a plan; exit 3 names each mismatch\n"
+    "  calibrate MEASUREMENTS.csv -o PROFILE.json [--base wormhole|blackhole|PROFILE.json] [--name NAME]\n"
+    "      fit the collectives' alpha-beta constants and compute/DRAM efficiency to measurements; plan with\n"
+    "      the profile through --hardware PROFILE.json\n"
     "  serve [--stdio] [--listen 127.0.0.1:PORT] [--log-level error|info|debug]\n"
     "      the language server (LSP over stdio, or over TCP on loopback: the client sends the token it prints)\n"
     "  syntax-tree FILE\n"
@@ -54,6 +61,7 @@ const Command kCommands[] = {
     {"dataflow", shardlens::cli::run_dataflow}, {"plan", run_plan_or_graph},
     {"export", shardlens::cli::run_export},   {"graph", shardlens::cli::run_graph},
     {"verify", shardlens::cli::run_verify},   {"report", shardlens::cli::run_report},
+    {"check-ir", shardlens::cli::run_check_ir}, {"calibrate", shardlens::cli::run_calibrate},
     {"serve", shardlens::cli::run_serve},
 };
 

@@ -24,14 +24,19 @@ bool take_planning_flag(FlagReader& flags, PlanningArgs& out) {
   auto& options = out.options;
   static const std::pair<const char*, session::PlanChoice> kChoices[] = {{"--strategy", session::PlanChoice::Strategy},
                                                                          {"--phase", session::PlanChoice::Phase},
-                                                                         {"--dtype", session::PlanChoice::Dtype},
-                                                                         {"--hardware", session::PlanChoice::Hardware}};
+                                                                         {"--dtype", session::PlanChoice::Dtype}};
   for (auto& [flag, choice] : kChoices)
     if (flags.is(flag)) {
       if (auto v = flags.choice(session::choice_names(choice))) session::apply_choice(options, choice, *v);
       return true;
     }
-  if (flags.is("--pins-only")) {
+  if (flags.is("--hardware")) {
+    auto v = flags.value();
+    if (!v) return true;
+    std::string error;
+    options.hardware = plan::resolve_hardware(*v, error);  // a built-in name or a profile (shardlens calibrate)
+    if (!options.hardware) flags.fail("--hardware: " + error);
+  } else if (flags.is("--pins-only")) {
     options.evaluate_pins_only = true;
   } else if (flags.is("--pin") || flags.is("--pin-output")) {
     auto v = flags.value();

@@ -1,12 +1,15 @@
 // `shardlens report FILE [--model EXPR] [--mesh RxC|PRESET ...] [plan's workload flags] [-o PATH]`:
 // plans FILE as `shardlens plan` does and writes sharding_analysis.md with its SVG chart beside it.
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include "commands.h"
 #include "planning_flags.h"
 #include "emit/report.h"
+#include "mlir/ir_check.h"
 #include "plan/plan.h"
+#include "plan/plan_output.h"
 
 namespace shardlens::cli {
 namespace {
@@ -14,16 +17,17 @@ namespace {
 const char* kReportUsage =
     "usage: shardlens report FILE [--model EXPR] [--mesh RxC|PRESET ...] [--strategy auto|tensor]\n"
     "                        [--batch N] [--seq N] [--phase prefill|decode] [--dtype bf16|fp32|bfp8]\n"
-    "                        [--hardware wormhole|blackhole] [--spatial HxW]\n"
+    "                        [--hardware wormhole|blackhole|PROFILE.json] [--spatial HxW]\n"
     "                        [--pin PARAM=replicated|shard:D ...] [--pin-output MODULE=replicated|shard:D ...] [--pins-only]\n"
-    "                        [-o PATH]\n"
+    "                        [--ir DIR] [-o PATH]\n"
     "  writes the sharding report (default sharding_analysis.md; a directory gets that name inside) and its\n"
-    "  chart beside it (sharding_analysis.ccl_bytes.svg); -o - prints the Markdown instead (no chart).\n";
+    "  chart beside it (sharding_analysis.ccl_bytes.svg); -o - prints the Markdown instead (no chart).\n"
+    "  --ir DIR adds a section comparing the compiler's exported MLIR in DIR with the plan (shardlens check-ir).\n";
 
 }  // namespace
 
 int run_report(const std::vector<std::string>& args) {
-  std::string file, output = "sharding_analysis.md";
+  std::string file, output = "sharding_analysis.md", ir_dir;
   PlanningArgs planning;
   std::string regenerate = "shardlens report";
   FlagReader flags("shardlens report", kReportUsage, args);
@@ -35,6 +39,9 @@ int run_report(const std::vector<std::string>& args) {
       auto v = flags.value();
       if (v && v->empty()) flags.fail(flags.name() + " needs a path");
       else if (v) output = *v;
+    } else if (flags.is("--ir")) {
+      cited = false;
+      if (auto v = flags.value()) ir_dir = *v;
     } else if (flags.is("--format") || flags.is("--emit")) {
       flags.fail(flags.name() + " belongs to `shardlens plan`; the report is Markdown (-o - prints it)");
     } else {
@@ -52,15 +59,35 @@ int run_report(const std::vector<std::string>& args) {
   ro.script_path = file;
   ro.regenerate = regenerate;
   const ir::ModelIR& model = planned.source.model;
+  // The compiled IR's check, appended as the report's last section.
+  std::string ir_section;
+  if (!ir_dir.empty()) {
+    std::vector<std::string> ir_files;
+    std::string plan_in_dir, error;
+    mlir::CheckReport check;
+    if (!mlir::collect_ir_files({ir_dir}, ir_files, plan_in_dir, error) ||
+        !mlir::check_ir_files(ir_files, plan::to_json(planned.result, model, planning.options), {}, check, error)) {
+      std::fprintf(stderr, "shardlens report: --ir: %s\n", error.c_str());
+      return 1;
+    }
+    ir_section = mlir::to_markdown(check);
+  }
   if (output == "-") {
     ro.chart_href.clear();
-    std::cout << emit::report_markdown(model, planned.result, planning.options, ro);
+    std::cout << emit::report_markdown(model, planned.result, planning.options, ro) << ir_section;
     return 0;
   }
   auto files = emit::write_report(model, planned.result, planning.options, ro, output);
   if (!files.ok) {
     std::fprintf(stderr, "shardlens report: %s\n", files.error.c_str());
     return 1;
+  }
+  if (!ir_section.empty()) {
+    std::ofstream md(files.markdown_path, std::ios::app | std::ios::binary);
+    if (!md || !(md << ir_section)) {
+      std::fprintf(stderr, "shardlens report: could not add the IR section to %s\n", files.markdown_path.c_str());
+      return 1;
+    }
   }
   std::cout << files.markdown_path << "\n" << files.chart_path << "\n";
   return 0;

@@ -16,6 +16,7 @@
 #include <thread>
 #include <variant>
 
+#include "ir_check_command.h"
 #include "emit/report.h"
 #include "ir/heap.h"
 #include "torch/export_runner.h"
@@ -60,6 +61,9 @@ struct Document {
   std::optional<Clock::time_point> progress_due;  // report $/progress if analysis takes longer
   std::string progress_token;
   bool progress_begun = false;  // the client created the token and saw "begin"
+  // shardlens.checkIr's mismatches, shown with the analysis of the version they were checked on.
+  json ir_diagnostics = json::array();
+  int ir_version = -1;
 };
 
 std::string uri_to_path(const std::string& uri) {
@@ -340,7 +344,7 @@ class Server {
           {"resolveProvider", true}}},
         {"executeCommandProvider",
          {{"commands", {"shardlens.insertAnnotations", "shardlens.insertLoadShardSpec", "shardlens.showPlan", "shardlens.setMeshes",
-                       "shardlens.generateReport", "shardlens.exportGraph"}}}},
+                       "shardlens.generateReport", "shardlens.exportGraph", "shardlens.checkIr"}}}},
     };
     reply(in.id, {{"capabilities", capabilities}, {"serverInfo", {{"name", "shardlens"}, {"version", SHARDLENS_VERSION}}}});
   }
@@ -686,6 +690,8 @@ class Server {
                  std::to_string(analysis->extract_stats.trace_ms) +
                  (analysis->extract_stats.input_shapes_reused ? " in 1 pass" : "") + "], plan " + std::to_string(analysis->plan_ms) + ")");
       json params = {{"uri", uri}, {"diagnostics", diagnostics_json(*analysis, encoding_)}};
+      if (doc.ir_version == analysis->version)
+        for (auto& d : doc.ir_diagnostics) params["diagnostics"].push_back(d);
       params["version"] = analysis->version;
       notify("textDocument/publishDiagnostics", params);
     }
@@ -780,7 +786,7 @@ class Server {
       return reply(in.id, {{"meshes", meshes}});
     }
     if (command == "shardlens.insertAnnotations" || command == "shardlens.insertLoadShardSpec" || command == "shardlens.showPlan" ||
-        command == "shardlens.generateReport" || command == "shardlens.exportGraph") {
+        command == "shardlens.generateReport" || command == "shardlens.exportGraph" || command == "shardlens.checkIr") {
       if (args.empty() || !(args[0].is_string() || (args[0].is_object() && args[0].contains("uri"))))
         throw RpcError{ec::kInvalidParams, command + " takes [uri]"};
       std::string uri = args[0].is_string() ? args[0].get<std::string>() : args[0]["uri"].get<std::string>();
@@ -799,6 +805,7 @@ class Server {
     }
     if (command == "shardlens.generateReport") return generate_report(doc, r);
     if (command == "shardlens.exportGraph") return export_graph(doc, r);
+    if (command == "shardlens.checkIr") return check_ir(doc, r);
     std::string kind = command == "shardlens.insertAnnotations" ? "source.shardlens.insertAnnotations" : "source.shardlens.insertLoadShardSpec";
     std::string error;
     auto edit = source_action_edit(a, doc.uri, kind, encoding_, error);
@@ -836,6 +843,45 @@ class Server {
         std::error_code err;
         std::string path = std::filesystem::absolute(files.markdown_path, err).string();
         reply(id, {{"path", path}, {"uri", path_to_uri(path)}, {"chart", files.chart_path}});
+      };
+    });
+  }
+
+  // The compiled IR in a folder ([uri, folder] or [uri, {"folder", "mesh"}]) against the plan: the
+  // report as the answer, the mismatches as diagnostics at the script's lines until the next edit.
+  void check_ir(Document& doc, const ParkedRequest& r) {
+    std::shared_ptr<const DocumentAnalysis> a = doc.analysis;
+    if (!a->plan.ok) throw RpcError{ec::kRequestFailed, a->error.empty() ? "no plan for this document" : a->error};
+    const json& args = r.params["arguments"];
+    std::string folder, mesh;
+    if (args.size() > 1 && args[1].is_string()) folder = args[1].get<std::string>();
+    else if (args.size() > 1 && args[1].is_object()) {
+      folder = args[1].value("folder", "");
+      mesh = args[1].value("mesh", "");
+    }
+    if (folder.empty()) throw RpcError{ec::kInvalidParams, "shardlens.checkIr takes [uri, folder] (the folder of the exported .mlir files)"};
+    if (std::filesystem::path(folder).is_relative() && !doc.path.empty())
+      folder = (std::filesystem::path(doc.path).parent_path() / folder).string();
+    json id = r.id;
+    std::string uri = doc.uri;
+    int version = a->version;
+    worker_.submit_task([this, a, folder, mesh, id, uri, version]() -> std::function<void()> {
+      auto answer = server::check_ir_folder(plan::to_json(a->plan, a->model(), a->options), folder, mesh);
+      return [this, answer, id, uri, version, a]() {
+        if (!answer.ok) return reply_error(id, ec::kRequestFailed, "check-ir: " + answer.error);
+        auto it = documents_.find(uri);
+        if (it != documents_.end()) {
+          it->second.ir_diagnostics = answer.diagnostics;
+          it->second.ir_version = version;
+          if (it->second.analysis == a) {
+            json params = {{"uri", uri}, {"diagnostics", diagnostics_json(*a, encoding_)}, {"version", version}};
+            for (auto& d : answer.diagnostics) params["diagnostics"].push_back(d);
+            notify("textDocument/publishDiagnostics", params);
+          }
+        }
+        json result = answer.report;
+        result["diagnostics"] = answer.diagnostics;
+        reply(id, result);
       };
     });
   }

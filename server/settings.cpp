@@ -74,7 +74,13 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
   positive("seq", seq);
   text("phase", phase, session::choice_names(session::PlanChoice::Phase));
   text("dtype", dtype, session::choice_names(session::PlanChoice::Dtype));
-  text("hardware", hardware, session::choice_names(session::PlanChoice::Hardware));
+  // A built-in chip or a hardware profile's path (`shardlens calibrate`), read now so that a bad one is said.
+  if (auto it = object.find("hardware"); it != object.end() && !it->is_null()) {
+    std::string error;
+    if (it->is_string() && plan::resolve_hardware(it->get<std::string>(), error)) hardware = it->get<std::string>();
+    else problems.push_back("shardlens.hardware must be wormhole, blackhole or a hardware profile's path, not " + it->dump() +
+                            (error.empty() ? "" : " (" + error + ")"));
+  }
   text("model", model, {});
   text("python", python, {});
   auto flag = [&](const char* key, bool& field) {

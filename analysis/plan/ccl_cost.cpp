@@ -17,11 +17,7 @@ const char* ccl_name(Ccl kind) {
 
 namespace {
 
-struct Fit {
-  double alpha_us;     // fixed
-  double per_step_us;  // per (N-1) on a line, per N/2 on a ring
-  double gb_per_s;     // bandwidth term
-};
+using Fit = CclFit;
 
 // Wormhole T3K bf16 kernel fits, tt-metal tech_reports/CCLs/CCL_bandwidth.md (SHARDING.md §4):
 //   all_gather     line 4.47 + 1.91(N-1) + (N-1)in/11.8GB/s     ring 4.47 + 2.50 N/2 + (N-1)in/20.8GB/s
@@ -31,10 +27,10 @@ struct Fit {
 Fit wormhole_fit(Ccl kind, Topology t) {
   bool ring = t == Topology::Ring;
   switch (kind) {
-    case Ccl::AllGather: return ring ? Fit{4.47, 2.50, 20.8} : Fit{4.47, 1.91, 11.8};
-    case Ccl::ReduceScatter: return ring ? Fit{3.23, 3.06, 16.7} : Fit{3.23, 3.97, 11.1};
-    case Ccl::AllReduce: return ring ? Fit{9.07, 5.25, 18.4} : Fit{9.07, 5.82, 10.9};
-    case Ccl::AllToAll: return ring ? Fit{2.99, 3.40, 16.5} : Fit{2.99, 2.14, 7.6};
+    case Ccl::AllGather: return ring ? Fit{4.47, 2.50, 20.8, true} : Fit{4.47, 1.91, 11.8};
+    case Ccl::ReduceScatter: return ring ? Fit{3.23, 3.06, 16.7, true} : Fit{3.23, 3.97, 11.1};
+    case Ccl::AllReduce: return ring ? Fit{9.07, 5.25, 18.4, true} : Fit{9.07, 5.82, 10.9};
+    case Ccl::AllToAll: return ring ? Fit{2.99, 3.40, 16.5, true} : Fit{2.99, 2.14, 7.6};
   }
   return {};
 }
@@ -55,12 +51,17 @@ Fit blackhole_fit(Ccl kind, Topology t) {
 
 }  // namespace
 
+CclFit builtin_ccl_fit(const Hardware& hw, Ccl kind, Topology topology) {
+  // Blackhole's latency term counts N-1 steps on rings too (fitted to two measured points).
+  return hw.blackhole_fits ? blackhole_fit(kind, topology) : wormhole_fit(kind, topology);
+}
+
 double ccl_time_us(const Hardware& hw, Ccl kind, int n, Topology topology, double tensor_bytes) {
   if (n <= 1) return 0;
   const double N = n;
-  Fit f = hw.blackhole_fits ? blackhole_fit(kind, topology) : wormhole_fit(kind, topology);
-  bool ring = topology == Topology::Ring && !hw.blackhole_fits;
-  double steps = ring ? N / 2 : N - 1;
+  size_t slot = static_cast<size_t>(kind) * 2 + (topology == Topology::Ring ? 1 : 0);
+  Fit f = slot < hw.ccl_fits.size() ? hw.ccl_fits[slot] : builtin_ccl_fit(hw, kind, topology);
+  double steps = f.half_steps ? N / 2 : N - 1;
   double bytes_per_us = f.gb_per_s * 1e3;  // GB/s = 1e3 bytes/µs
   double moved = 0;  // bytes through the bottleneck, from the per-device input size
   switch (kind) {

@@ -80,6 +80,10 @@ nlohmann::json to_json(const PlanResult& r, const ir::ModelIR& model, const Plan
       // Layouts a spec cannot say: what `shardlens verify` needs to slice them.
       if (p.segments > 0) pj["segments"] = {{"dim", p.sharded_dim}, {"count", p.segments}};
       if (p.expert >= 0) pj["expert"] = {{"index", p.expert}, {"of", p.experts}};
+      // The parameter's full shape: lets `check-ir` find a weight in compiled IR by its type.
+      size_t index = m["parameters"].size();
+      if (index < model.parameters.size() && model.parameters[index].name == p.name && model.parameters[index].shape_known)
+        pj["shape"] = model.parameters[index].shape;
       m["parameters"].push_back(std::move(pj));
     }
     m["collectives"] = nlohmann::json::array();

@@ -41,6 +41,7 @@ uint64_t Context::hash() const {
   uint64_t h = static_cast<uint64_t>(n) * 1000003u + static_cast<uint64_t>(topology);
   auto mix = [&](uint64_t v) { h = mix64(h, v); };
   mix(std::hash<std::string>()(hw ? hw->name : ""));
+  mix(hw ? hw->fingerprint : 0);
   mix(static_cast<uint64_t>(workload.batch));
   mix(static_cast<uint64_t>(workload.seq));
   mix(static_cast<uint64_t>(workload.phase));
@@ -652,8 +653,8 @@ constexpr double kNormFlopsPerElement = 5;
 constexpr double kStatisticsBytesPerRow = 2 * 4;
 
 double roofline_us(const Context& ctx, double flops, double bytes) {
-  double t_compute = flops / ctx.hw->flops_per_s * 1e6;
-  double t_memory = bytes / ctx.hw->dram_bytes_per_s * 1e6;
+  double t_compute = flops / (ctx.hw->flops_per_s * ctx.hw->compute_efficiency) * 1e6;
+  double t_memory = bytes / (ctx.hw->dram_bytes_per_s * ctx.hw->dram_efficiency) * 1e6;
   return std::max(t_compute, t_memory);
 }
 

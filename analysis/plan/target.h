@@ -40,6 +40,15 @@ struct Workload {
   int64_t tokens_per_forward() const { return phase == Phase::Decode ? 1 : seq; }
 };
 
+// One collective's α-β fit: alpha_us + per_step_us * steps + bottleneck bytes / gb_per_s, where steps
+// is N/2 (half_steps, the ring fits) or N-1.
+struct CclFit {
+  double alpha_us = 0;
+  double per_step_us = 0;
+  double gb_per_s = 1;
+  bool half_steps = false;
+};
+
 struct Hardware {
   std::string name;
   double dram_bytes;         // per chip
@@ -48,9 +57,19 @@ struct Hardware {
   double hop_latency_us;     // per Ethernet hop
   const char* source;
   bool blackhole_fits = false;  // its collectives follow the Blackhole fits (ccl_cost.cpp), not Wormhole's
+  // From a hardware profile (plan/hardware_profile.h): fits per collective kind (Ccl order) and
+  // topology (line, ring), and the fraction of peak compute / DRAM bandwidth reached; empty fits
+  // mean the built-in ones. `fingerprint` tells profiles of the same name apart (the planner's memo).
+  std::vector<CclFit> ccl_fits = {};
+  double compute_efficiency = 1.0;
+  double dram_efficiency = 1.0;
+  uint64_t fingerprint = 0;
 };
 
 // "wormhole" (default) or "blackhole"; null when unknown.
 const Hardware* find_hardware(const std::string& name);
+// A built-in name, or the path of a hardware profile (JSON, see plan/hardware_profile.h); null with
+// `error` saying why.
+const Hardware* resolve_hardware(const std::string& name_or_path, std::string& error);
 
 }  // namespace shardlens::plan

@@ -28,7 +28,11 @@ void apply_choice(plan::PlanOptions& options, PlanChoice choice, const std::stri
       break;
     case PlanChoice::Phase: options.workload.phase = value == "prefill" ? plan::Phase::Prefill : plan::Phase::Decode; break;
     case PlanChoice::Dtype: options.workload.dtype = value; break;
-    case PlanChoice::Hardware: options.hardware = plan::find_hardware(value); break;
+    case PlanChoice::Hardware: {
+      std::string error;
+      options.hardware = plan::resolve_hardware(value, error);  // a built-in name or a profile's path
+      break;
+    }
   }
 }
 
