@@ -118,9 +118,8 @@ bool fresh_export(const std::string& script, const std::string& text, const std:
 
 // Planner diagnostics point at the config value that sets a size: found in this analysis' text.
 void locate_in_text(DocumentAnalysis& a) {
-  const std::string* script = &a.text;
-  a.options.locate = [script](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
-    ir::Span s = python::locate_value(*script, keys, value);
+  a.options.locate = [index = python::LazyValueIndex(a.text)](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
+    ir::Span s = index.locate(keys, value);
     return s.valid() ? s : fallback;
   };
 }

@@ -144,8 +144,8 @@ int run_plan(const std::vector<std::string>& args) {
   const std::string& text = source->text;
   const ir::ModelIR& model = source->model;
   if (!check_pins("shardlens plan", model, options)) return 2;
-  options.locate = [&text](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
-    ir::Span s = python::locate_value(text, keys, value);
+  options.locate = [index = python::LazyValueIndex(text)](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
+    ir::Span s = index.locate(keys, value);
     return s.valid() ? s : fallback;
   };
   auto result = plan::plan_model(model, options);

@@ -481,8 +481,8 @@ static int plan_on_graph(const char* prog_name, const std::string& file, const s
   }
   ir::ModelIR& model = m.exact.model;
   if (!check_pins(prog.c_str(), model, options)) return 2;
-  options.locate = [&text](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
-    ir::Span s = python::locate_value(text, keys, value);
+  options.locate = [index = python::LazyValueIndex(text)](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
+    ir::Span s = index.locate(keys, value);
     return s.valid() ? s : fallback;
   };
   auto result = plan::plan_model(model, options);
