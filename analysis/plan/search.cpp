@@ -17,6 +17,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "plan/elimination.h"
 #include "plan/search.h"
 #include "plan/plan.h"
 
@@ -95,6 +96,32 @@ double storage_cost(const Prepared& prep, int t, Spec s, const Context& ctx) {
   if (ctx.memory_lambda <= 0) return extra;
   double b = tensor_bytes(prep, t, ctx);
   return extra + ctx.memory_lambda * (s.sharded() ? b / ctx.n : b);
+}
+
+// What a step adds by storing a stored tensor (a parameter first used there) in `to`; nullopt
+// where it may not: a pin or a replicated-only plan says otherwise, or `to` is partial sums.
+std::optional<double> first_store_cost(const Prepared& prep, int t, Spec to, const Context& ctx) {
+  if (int param = prep.model->dataflow.tensors[t].parameter; param >= 0) {
+    if (auto it = ctx.pinned_params.find(param); it != ctx.pinned_params.end() && !(it->second == to)) return std::nullopt;
+    if (ctx.unpinned_replicated && !ctx.pinned_params.count(param) && !(to == Spec::R())) return std::nullopt;
+  }
+  if (to.kind == kPartial) return std::nullopt;
+  return search_cost(storage_cost(prep, t, to, ctx));
+}
+
+// The strategies of a leaf op the context admits, each with what it costs beyond its compute (its
+// statistics all-reduces): the same for every state.
+void usable_strategies(const ir::Op& op, const std::vector<Strat>& strats, const Context& ctx, std::vector<std::pair<int, double>>& out) {
+  out.clear();
+  bool has_sharded_norm = false;
+  if (op.kind == OpKind::Norm && ctx.filter.sharded_norms)
+    for (auto& s : strats) has_sharded_norm |= s.in[0].sharded() && s.label == "sharded";
+  for (int si = 0; si < static_cast<int>(strats.size()); ++si) {
+    const Strat& st = strats[si];
+    if (!(ctx.filter.allowed & st.tag)) continue;
+    if (has_sharded_norm && !(st.in[0].sharded() && st.label == "sharded")) continue;
+    out.push_back({si, st.extra_count ? st.extra_count * (collective_us(ctx, Ccl::AllReduce, st.extra_bytes) + ctx.ccl_penalty_us) : 0.0});
+  }
 }
 
 struct Node {
@@ -392,6 +419,61 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::derive_by_shift(const Prepared&
   return out;
 }
 
+// Routed experts' ways to run on an axis, in the order the search tries them (none depends on the
+// layouts of the tensors alive around it): replicated, experts spread over the axis with the
+// tokens replicated or dispatched all-to-all, or tensor-parallel inside each expert.
+std::vector<AxisSolver::ExpertsOption> AxisSolver::experts_options(const Prepared& prep, int index, const Context& ctx) {
+  const auto& flow = prep.model->dataflow;
+  const ir::Op& op = flow.ops[index];
+  const int nb = prep.body_of_op[index];
+  const auto& nbody = prep.bodies[nb];
+  const ExpertsLoad load = experts_load(flow, op, ctx);
+  Context rctx = ctx;
+  rctx.filter.allowed = kTagReplicated;
+  rctx.filter.sharded_norms = false;
+  Context tctx = ctx;
+  tctx.filter.allowed = static_cast<uint16_t>((ctx.filter.allowed & (kTagReplicated | kTagTensor | kTagExpertTensor)) | kTagReplicated);
+  if (ctx.filter.allowed & kTagExpertTensor) tctx.filter.allowed |= kTagTensor;
+  tctx.filter.sharded_norms = false;
+  const std::vector<Spec> entry(nbody.ext.size(), Spec::R());
+  auto solve_with = [&](const Context& c) -> std::pair<uint64_t, const MemoEntry*> {
+    const uint64_t k = entry_key(mix64(mix64(mix64(nbody.signature, c.hash()), 0x99), pins_key(prep, nb, c)), entry);
+    return {k, &solve_body(prep, nb, entry, c, k)};
+  };
+  std::vector<ExpertsOption> out;
+  auto add = [&](Spec xs, double extra, Spec result, int mode, std::pair<uint64_t, int> nested, uint16_t tag) {
+    if ((ctx.filter.allowed & tag) && (ctx.filter.experts_allowed & tag)) out.push_back({xs, result, extra, mode, nested});
+  };
+  auto [rkey, rmemo] = solve_with(rctx);
+  int rbest = -1;
+  for (int x = 0; x < static_cast<int>(rmemo->exits.size()); ++x)
+    if (rbest < 0 || rmemo->exits[x].cost < rmemo->exits[rbest].cost) rbest = x;
+  const int x_tensor = op.inputs[0];
+  const int x_rank = static_cast<int>(flow.tensors[x_tensor].shape.size());
+  if (rbest >= 0) {
+    add(Spec::R(), rmemo->exits[rbest].cost * load.active, Spec::R(), 0, {rkey, rbest}, kTagReplicated);
+    if (load.experts % ctx.n == 0 && ctx.n > 1) {
+      add(Spec::R(), rmemo->exits[rbest].cost * load.per_device, Spec::P(), 2, {rkey, rbest}, kTagExpertLocal);
+      for (int d = 0; d + 1 < x_rank; ++d) {
+        if (!(flow.tensors[x_tensor].shape[d] % ctx.n == 0 && flow.tensors[x_tensor].shape[d] >= ctx.n)) continue;
+        const double a2a = 2 * (collective_us(ctx, Ccl::AllToAll, load.dispatch_bytes) + ctx.ccl_penalty_us);
+        add(Spec::S(d), rmemo->exits[rbest].cost * load.per_device + a2a, Spec::S(d), 3, {rkey, rbest}, kTagExpertAllToAll);
+      }
+    }
+  }
+  if (ctx.n > 1) {
+    auto [tkey, tmemo] = solve_with(tctx);
+    for (int x = 0; x < static_cast<int>(tmemo->exits.size()); ++x) {
+      const Exit& ex = tmemo->exits[x];
+      if (ex.out.empty()) continue;
+      const Spec o = combined_spec(flow, op, ex.out[0]);
+      if ((o.kind == kSharded && o.dim < 0) || o.kind == kSegments) continue;
+      add(Spec::R(), ex.cost * load.active, o, 1, {tkey, x}, kTagExpertTensor);
+    }
+  }
+  return out;
+}
+
 const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b, const std::vector<Spec>& entry,
                                                     const Context& ctx, uint64_t key, uint64_t unkeyed) {
   if (const MemoEntry* found = find_memo(key)) return *found;
@@ -399,6 +481,9 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
     if (auto derived = derive_by_shift(prep, b, entry, ctx, unkeyed)) return memo_.emplace(key, std::move(*derived));
   // Only here, before any work on the body: what was solved so far is all in the memo.
   if (cancelled_ && cancelled_()) throw PlanCancelled();
+  if (method_ == BodyMethod::Elimination)
+    if (auto eliminated = eliminate_body(prep, b, entry, ctx)) return memo_.emplace(key, std::move(*eliminated));
+  bool elimination_tried = method_ == BodyMethod::Elimination;
   const auto& flow = prep.model->dataflow;
   const uint64_t ctx_hash = ctx.hash();
   const auto& body = prep.bodies[b];
@@ -501,13 +586,9 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
       const Spec* have = find(s, t);
       Spec from = have ? *have : Spec::R();
       if (!have && prep.stored[t]) {
-        int param = flow.tensors[t].parameter;
-        if (param >= 0) {
-          if (auto it = ctx.pinned_params.find(param); it != ctx.pinned_params.end() && !(it->second == to)) return false;
-          if (ctx.unpinned_replicated && !ctx.pinned_params.count(param) && !(to == Spec::R())) return false;
-        }
-        if (to.kind == kPartial) return false;
-        cost += search_cost(storage_cost(prep, t, to, ctx));
+        const std::optional<double> stored = first_store_cost(prep, t, to, ctx);
+        if (!stored) return false;
+        cost += *stored;
         if (live_after(t, p)) put(ns, t, to);
         return true;
       }
@@ -622,84 +703,29 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
         }
       } else {
         // Routed experts: replicated, tensor-parallel inside each expert, or expert-parallel.
-        const ExpertsLoad load = experts_load(flow, op, ctx);
-        Context rctx = ctx;
-        rctx.filter.allowed = kTagReplicated;
-        rctx.filter.sharded_norms = false;
-        Context tctx = ctx;
-        tctx.filter.allowed = static_cast<uint16_t>((ctx.filter.allowed & (kTagReplicated | kTagTensor | kTagExpertTensor)) | kTagReplicated);
-        if (ctx.filter.allowed & kTagExpertTensor) tctx.filter.allowed |= kTagTensor;
-        tctx.filter.sharded_norms = false;
-        std::vector<Spec> entry;
-        for (size_t i = 0; i < nbody.ext.size(); ++i) entry.push_back(Spec::R());
-        auto solve_with = [&](const Context& c) -> std::pair<uint64_t, const MemoEntry*> {
-          const uint64_t k = entry_key(mix64(mix64(mix64(nbody.signature, c.hash()), 0x99), pins_key(prep, nb, c)), entry);
-          return {k, &solve_body(prep, nb, entry, c, k)};
-        };
-        auto [rkey, rmemo] = solve_with(rctx);
-        int rbest = -1;
-        for (int x = 0; x < static_cast<int>(rmemo->exits.size()); ++x)
-          if (rbest < 0 || rmemo->exits[x].cost < rmemo->exits[rbest].cost) rbest = x;
-        int x_tensor = op.inputs[0];
-        int x_rank = static_cast<int>(flow.tensors[x_tensor].shape.size());
+        const std::vector<ExpertsOption> options = experts_options(prep, index, ctx);
         for (int ni = 0; ni < static_cast<int>(cur.size()); ++ni) {
           const Node& node = cur[ni];
           const StateView state = cur_pool.view(node);
-          auto with_inputs = [&](Spec xs, Spec ps, double extra, Spec out, int mode, std::pair<uint64_t, int> nested,
-                                 uint16_t tag) {
-            if (!(ctx.filter.allowed & tag) || !(ctx.filter.experts_allowed & tag)) return;
+          for (const ExpertsOption& o : options) {
             Node n;
             scratch.assign(state.begin(), state.end());
-            n.cost = node.cost + search_cost(extra);
+            n.cost = node.cost + search_cost(o.extra);
             n.prev = ni;
-            if (!move(state, op.inputs[0], xs, n.cost, scratch)) return;
-            if (op.inputs.size() > 1 && !move(state, op.inputs[1], ps, n.cost, scratch)) return;
-            if (live_after(op.outputs[0], p)) put(scratch, op.outputs[0], out);
-            n.decision.experts_mode = mode;
-            n.decision.experts_tokens = xs;
-            n.nested = nested;
+            if (!move(state, op.inputs[0], o.xs, n.cost, scratch)) continue;
+            if (op.inputs.size() > 1 && !move(state, op.inputs[1], o.xs, n.cost, scratch)) continue;
+            if (live_after(op.outputs[0], p)) put(scratch, op.outputs[0], o.out);
+            n.decision.experts_mode = o.mode;
+            n.decision.experts_tokens = o.xs;
+            n.nested = o.nested;
             relax(std::move(n));
-          };
-          if (rbest >= 0) {
-            with_inputs(Spec::R(), Spec::R(), rmemo->exits[rbest].cost * load.active, Spec::R(), 0, {rkey, rbest}, kTagReplicated);
-            if (load.experts % ctx.n == 0 && ctx.n > 1) {
-              with_inputs(Spec::R(), Spec::R(), rmemo->exits[rbest].cost * load.per_device, Spec::P(), 2, {rkey, rbest},
-                          kTagExpertLocal);
-              for (int d = 0; d + 1 < x_rank; ++d) {
-                if (!(flow.tensors[x_tensor].shape[d] % ctx.n == 0 && flow.tensors[x_tensor].shape[d] >= ctx.n)) continue;
-                double a2a = 2 * (collective_us(ctx, Ccl::AllToAll, load.dispatch_bytes) + ctx.ccl_penalty_us);
-                with_inputs(Spec::S(d), Spec::S(d), rmemo->exits[rbest].cost * load.per_device + a2a, Spec::S(d), 3,
-                            {rkey, rbest}, kTagExpertAllToAll);
-              }
-            }
-          }
-          if (ctx.n > 1) {
-            auto [tkey, tmemo] = solve_with(tctx);
-            for (int x = 0; x < static_cast<int>(tmemo->exits.size()); ++x) {
-              const Exit& ex = tmemo->exits[x];
-              if (ex.out.empty()) continue;
-              Spec o = combined_spec(flow, op, ex.out[0]);
-              if ((o.kind == kSharded && o.dim < 0) || o.kind == kSegments) continue;
-              with_inputs(Spec::R(), Spec::R(), ex.cost * load.active, o, 1, {tkey, x}, kTagExpertTensor);
-            }
           }
         }
       }
     } else {
       const std::vector<Strat>& strats = strategies_.get(prep, index, ctx, ctx_hash);
       const Spec* pin = output_pin(op);
-      bool has_sharded_norm = false;
-      if (op.kind == OpKind::Norm && ctx.filter.sharded_norms)
-        for (auto& s : strats) has_sharded_norm |= s.in[0].sharded() && s.label == "sharded";
-      // The strategies this step may use, with what each costs beyond its compute (the statistics
-      // all-reduces): the same for every state.
-      usable.clear();
-      for (int si = 0; si < static_cast<int>(strats.size()); ++si) {
-        const Strat& st = strats[si];
-        if (!(ctx.filter.allowed & st.tag)) continue;
-        if (has_sharded_norm && !(st.in[0].sharded() && st.label == "sharded")) continue;
-        usable.push_back({si, st.extra_count ? st.extra_count * (collective_us(ctx, Ccl::AllReduce, st.extra_bytes) + ctx.ccl_penalty_us) : 0.0});
-      }
+      usable_strategies(op, strats, ctx, usable);
       for (int ni = 0; ni < static_cast<int>(cur.size()); ++ni) {
         const Node& node = cur[ni];
         const StateView state = cur_pool.view(node);
@@ -767,6 +793,11 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
         }
       next.resize(kept);
     }
+    if (method_ == BodyMethod::Auto && !elimination_tried && next.size() > kEliminateAbove) {
+      // Many layouts alive at once: elimination's cost does not multiply with them.
+      elimination_tried = true;
+      if (auto eliminated = eliminate_body(prep, b, entry, ctx)) return memo_.emplace(key, std::move(*eliminated));
+    }
     if (next.size() > kMaxStates) {
       // Many tensors live at once (a forward that keeps every intermediate result): the number of
       // layouts grows as their product. Keep the cheapest states — exact no longer, and said so.
@@ -832,6 +863,412 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
     }
   }
   return memo_.emplace(key, std::move(entry_result));
+}
+
+// The same search as solve_body's programme, as a graph: one variable per op of the body (its
+// strategy; a call's free layouts and exit; routed experts' mode), and per op one factor over its
+// own variable and those of the ops that last set the layouts of the tensors it reads (what the
+// programme's state would hold there), each adding exactly the terms the programme adds at that
+// step. The least total per exit layout is the programme's (its dominance pruning is exact);
+// among equal totals the choice may differ where the programme's order of states decided.
+std::optional<AxisSolver::MemoEntry> AxisSolver::eliminate_body(const Prepared& prep, int b, const std::vector<Spec>& entry,
+                                                                const Context& ctx) {
+  constexpr double kNo = MinSumElimination::kInfeasible;
+  constexpr int kEntry = -1, kNone = -2;  // writers that are no op: the entry specs; nothing (stored: free, else R)
+  const auto& flow = prep.model->dataflow;
+  const uint64_t ctx_hash = ctx.hash();
+  const auto& body = prep.bodies[b];
+  const size_t m = body.items.size();
+  std::unordered_map<int, int> writer;  // tensor -> the item that last set its layout (or kEntry)
+  std::unordered_map<int, Spec> entry_spec;
+  for (size_t i = 0; i < body.ext.size() && i < entry.size(); ++i)
+    if (body.last_use_of(body.ext[i]) >= 0) {
+      writer[body.ext[i]] = kEntry;
+      entry_spec[body.ext[i]] = entry[i];
+    }
+  auto writer_of = [&](int t) {
+    auto it = writer.find(t);
+    return it == writer.end() ? kNone : it->second;
+  };
+  struct CallOption {
+    int combo = 0;  // index of the free layouts (Item::free_combos)
+    std::vector<Spec> out;
+  };
+  struct Item {
+    std::vector<std::pair<int, std::vector<Spec>>> sets;  // tensor -> its layout after the op, per option
+    std::vector<int> strategy;                             // leaf: per option
+    std::vector<ExpertsOption> experts;
+    std::vector<CallOption> calls;
+    std::vector<std::vector<Spec>> free_combos;            // call: layouts of the stored tensors it stores first
+    std::unordered_map<uint64_t, std::pair<uint64_t, const MemoEntry*>> callee;  // entry codes hash -> (key, result)
+    int domain() const { return static_cast<int>(!strategy.empty() ? strategy.size() : !experts.empty() ? experts.size() : calls.size()); }
+    const Spec& spec(int t, int option) const {
+      for (size_t k = sets.size(); k-- > 0;)
+        if (sets[k].first == t) return sets[k].second[static_cast<size_t>(option)];
+      static const Spec replicated;
+      return replicated;
+    }
+  };
+  std::vector<Item> items(m);
+  std::vector<int> domain(m, 0);
+  std::vector<MinSumElimination::Factor> factors;
+  // The tensors an op reads with their writers; a factor over the writers' variables and the op's.
+  struct Read {
+    int t, writer;
+  };
+  bool too_big = false;  // an op's own table would exceed kMaxTable
+  auto build_factor = [&](int p, const std::vector<Read>& reads, auto&& cost) {
+    if (domain[static_cast<size_t>(p)] == 0) return;  // infeasible: the caller returns
+    MinSumElimination::Factor f;
+    for (const Read& r : reads)
+      if (r.writer >= 0 && std::find(f.vars.begin(), f.vars.end(), r.writer) == f.vars.end()) f.vars.push_back(r.writer);
+    std::sort(f.vars.begin(), f.vars.end());
+    f.vars.push_back(p);
+    size_t size = 1;
+    for (int v : f.vars) size = std::min(size * static_cast<size_t>(domain[static_cast<size_t>(v)]), kMaxTable + 1);
+    if (size > kMaxTable) {
+      too_big = true;
+      return;
+    }
+    f.values.reserve(size);
+    std::vector<int> digit(f.vars.size(), 0);
+    std::vector<Spec> specs(reads.size());
+    for (bool more = true; more;) {
+      for (size_t r = 0; r < reads.size(); ++r) {
+        const int w = reads[r].writer;
+        if (w == kEntry) specs[r] = entry_spec[reads[r].t];
+        else if (w == kNone) specs[r] = Spec::R();
+        else {
+          const size_t k = static_cast<size_t>(std::find(f.vars.begin(), f.vars.end(), w) - f.vars.begin());
+          specs[r] = items[static_cast<size_t>(w)].spec(reads[r].t, digit[k]);
+        }
+      }
+      f.values.push_back(cost(digit.back(), specs));
+      more = false;
+      for (size_t k = f.vars.size(); k-- > 0;) {
+        if (++digit[k] < domain[static_cast<size_t>(f.vars[k])]) {
+          more = true;
+          break;
+        }
+        digit[k] = 0;
+      }
+    }
+    factors.push_back(std::move(f));
+  };
+  // What a step pays to bring tensor t (read from `w` in `from`) to `to`: the programme's move().
+  auto move_cost = [&](int t, int w, Spec from, Spec to) -> double {
+    if (w == kNone && prep.stored[t]) return first_store_cost(prep, t, to, ctx).value_or(kNo);
+    int kind;
+    double bytes;
+    return search_cost(transition_us(prep, t, from, to, ctx, &kind, &bytes));
+  };
+  auto pin_cost = [&](const ir::Op& op, int t, Spec s) -> double {
+    if (ctx.pinned_outputs.empty() || op.module < 0) return 0;
+    auto it = ctx.pinned_outputs.find(op.module);
+    if (it == ctx.pinned_outputs.end()) return 0;
+    int kind;
+    double bytes;
+    return search_cost(transition_us(prep, t, s, it->second, ctx, &kind, &bytes));
+  };
+  auto pinned_spec = [&](const ir::Op& op, Spec s) {
+    if (ctx.pinned_outputs.empty() || op.module < 0) return s;
+    auto it = ctx.pinned_outputs.find(op.module);
+    return it == ctx.pinned_outputs.end() ? s : it->second;
+  };
+  MemoEntry result;
+  result.entry = entry;
+  std::vector<int> passed;  // as solve_body: recorded for a base entry only
+  {
+    const std::vector<char>& pass = passed_through(prep, b);
+    if (base_entry(pass, entry) == entry)
+      for (size_t i = 0; i < pass.size(); ++i)
+        if (pass[i]) passed.push_back(body.ext[i]);
+  }
+
+  for (size_t pos = 0; pos < m; ++pos) {
+    const int index = body.items[pos];
+    const int p = static_cast<int>(pos);
+    const ir::Op& op = flow.ops[index];
+    Item& item = items[pos];
+    std::vector<Read> reads;
+    if (op.kind == OpKind::Call) {
+      const int nb = prep.body_of_op[index];
+      const auto& nbody = prep.bodies[nb];
+      const uint64_t callee_key = callee_unkeyed(prep, nb, ctx, ctx_hash);
+      const size_t ext_count = nbody.ext.size();
+      // Per ext tensor: the layouts it may arrive in (a writer's distinct ones), or free.
+      std::vector<std::vector<Spec>> arrive(ext_count);
+      std::vector<size_t> free_at;
+      std::vector<std::vector<Spec>> free_opts;
+      for (size_t i = 0; i < ext_count; ++i) {
+        const int t = nbody.ext[i];
+        const int w = writer_of(t);
+        reads.push_back({t, w});
+        if (w == kEntry) arrive[i] = {entry_spec[t]};
+        else if (w == kNone && prep.stored[t]) {
+          free_at.push_back(i);
+          free_opts.push_back(free_options(prep, t, ctx));
+          arrive[i] = free_opts.back();
+        } else if (w == kNone) arrive[i] = {Spec::R()};
+        else
+          for (int o = 0; o < domain[static_cast<size_t>(w)]; ++o) {
+            const Spec s = items[static_cast<size_t>(w)].spec(t, o);
+            if (std::find(arrive[i].begin(), arrive[i].end(), s) == arrive[i].end()) arrive[i].push_back(s);
+          }
+      }
+      // Free layouts: every combination, the last tensor's fastest (as the programme lists them).
+      {
+        std::vector<size_t> d(free_at.size(), 0);
+        bool any = std::all_of(free_opts.begin(), free_opts.end(), [](auto& o) { return !o.empty(); });
+        for (bool more = any; more;) {
+          std::vector<Spec> combo;
+          for (size_t k = 0; k < free_at.size(); ++k) combo.push_back(free_opts[k][d[k]]);
+          item.free_combos.push_back(std::move(combo));
+          more = false;
+          for (size_t k = free_at.size(); k-- > 0;) {
+            if (++d[k] < free_opts[k].size()) {
+              more = true;
+              break;
+            }
+            d[k] = 0;
+          }
+        }
+      }
+      auto codes_of = [](const std::vector<Spec>& e) {
+        uint64_t h = 0x3141;
+        for (const Spec& s : e) h = mix64(h, s.code());
+        return h;
+      };
+      // Every entry the callee may be run with: solved once each (memoized), exits listed.
+      MemoEntry::CallUse use;
+      use.pos = p;
+      {
+        std::vector<size_t> d(ext_count, 0);
+        bool any = std::all_of(arrive.begin(), arrive.end(), [](auto& a) { return !a.empty(); });
+        std::vector<Spec> e(ext_count);
+        for (bool more = any; more;) {
+          for (size_t i = 0; i < ext_count; ++i) e[i] = arrive[i][d[i]];
+          int combo = 0;
+          if (!free_at.empty()) {
+            // The combination index of the free tensors' layouts in this entry.
+            for (size_t k = 0; k < free_at.size(); ++k)
+              combo = combo * static_cast<int>(free_opts[k].size()) + static_cast<int>(d[free_at[k]]);
+          }
+          const uint64_t k = entry_key(callee_key, e);
+          const MemoEntry& me = solve_body(prep, nb, e, ctx, k, callee_key);
+          item.callee.emplace(codes_of(e), std::make_pair(k, &me));
+          use.entries.push_back(e);
+          for (const Exit& ex : me.exits) {
+            bool known = false;
+            for (const CallOption& o : item.calls) known = known || (o.combo == combo && o.out == ex.out);
+            if (!known) item.calls.push_back({combo, ex.out});
+          }
+          more = false;
+          for (size_t i = ext_count; i-- > 0;) {
+            if (++d[i] < arrive[i].size()) {
+              more = true;
+              break;
+            }
+            d[i] = 0;
+          }
+        }
+      }
+      if (!passed.empty() && std::any_of(passed.begin(), passed.end(), [&](int t) {
+            return std::find(nbody.ext.begin(), nbody.ext.end(), t) != nbody.ext.end();
+          }))
+        result.uses.push_back(std::move(use));
+      domain[pos] = item.domain();
+      for (size_t k = 0; k < free_at.size(); ++k) {
+        std::vector<Spec> by_option;
+        for (const CallOption& o : item.calls) by_option.push_back(item.free_combos[static_cast<size_t>(o.combo)][k]);
+        item.sets.push_back({nbody.ext[free_at[k]], std::move(by_option)});
+      }
+      for (size_t o = 0; o < op.outputs.size(); ++o) {
+        std::vector<Spec> by_option;
+        for (const CallOption& c : item.calls) by_option.push_back(o < c.out.size() ? pinned_spec(op, c.out[o]) : Spec::R());
+        item.sets.push_back({op.outputs[o], std::move(by_option)});
+      }
+      build_factor(p, reads, [&](int option, const std::vector<Spec>& specs) -> double {
+        const CallOption& o = item.calls[static_cast<size_t>(option)];
+        std::vector<Spec> e = specs;
+        for (size_t k = 0; k < free_at.size(); ++k) e[free_at[k]] = item.free_combos[static_cast<size_t>(o.combo)][k];
+        auto it = item.callee.find(codes_of(e));
+        if (it == item.callee.end()) return kNo;
+        for (const Exit& ex : it->second.second->exits) {
+          if (ex.out != o.out) continue;
+          double cost = ex.cost;
+          for (size_t k = 0; k < free_at.size(); ++k) cost += search_cost(storage_cost(prep, nbody.ext[free_at[k]], e[free_at[k]], ctx));
+          for (size_t x = 0; x < op.outputs.size() && x < ex.out.size(); ++x) cost += pin_cost(op, op.outputs[x], ex.out[x]);
+          return cost;
+        }
+        return kNo;
+      });
+      for (size_t k = 0; k < free_at.size(); ++k) writer[nbody.ext[free_at[k]]] = p;
+    } else if (op.kind == OpKind::Experts) {
+      item.experts = experts_options(prep, index, ctx);
+      domain[pos] = item.domain();
+      const size_t n_in = std::min<size_t>(op.inputs.size(), 2);
+      for (size_t i = 0; i < n_in; ++i) reads.push_back({op.inputs[i], writer_of(op.inputs[i])});
+      build_factor(p, reads, [&](int option, const std::vector<Spec>& specs) -> double {
+        const ExpertsOption& o = item.experts[static_cast<size_t>(option)];
+        double cost = search_cost(o.extra) + move_cost(op.inputs[0], reads[0].writer, specs[0], o.xs);
+        if (n_in > 1) {
+          const bool same = op.inputs[1] == op.inputs[0];  // then read as the first move left it
+          cost += same ? move_cost(op.inputs[1], kEntry, o.xs, o.xs) : move_cost(op.inputs[1], reads[1].writer, specs[1], o.xs);
+        }
+        return cost;
+      });
+      for (size_t i = 0; i < n_in; ++i) {
+        std::vector<Spec> by_option;
+        for (const ExpertsOption& o : item.experts) by_option.push_back(o.xs);
+        item.sets.push_back({op.inputs[i], std::move(by_option)});
+      }
+      {
+        std::vector<Spec> by_option;
+        for (const ExpertsOption& o : item.experts) by_option.push_back(o.out);
+        item.sets.push_back({op.outputs[0], std::move(by_option)});
+      }
+    } else {
+      const std::vector<Strat>& strats = strategies_.get(prep, index, ctx, ctx_hash);
+      std::vector<std::pair<int, double>> usable;
+      usable_strategies(op, strats, ctx, usable);
+      std::vector<double> extra;
+      for (const auto& [si, extra_us] : usable) {
+        item.strategy.push_back(si);
+        extra.push_back(extra_us);
+      }
+      domain[pos] = item.domain();
+      // First occurrences of inputs (an input used twice takes the first requirement).
+      std::vector<size_t> firsts;
+      for (size_t i = 0; i < op.inputs.size(); ++i) {
+        bool repeated = false;
+        for (size_t j = 0; j < i; ++j) repeated |= op.inputs[j] == op.inputs[i];
+        if (repeated) continue;
+        firsts.push_back(i);
+        reads.push_back({op.inputs[i], writer_of(op.inputs[i])});
+      }
+      build_factor(p, reads, [&](int option, const std::vector<Spec>& specs) -> double {
+        const Strat& st = strats[static_cast<size_t>(item.strategy[static_cast<size_t>(option)])];
+        double cost = search_cost(st.compute_us) + search_cost(extra[static_cast<size_t>(option)]);
+        for (size_t r = 0; r < firsts.size() && cost < kNo; ++r) cost += move_cost(reads[r].t, reads[r].writer, specs[r], st.in[firsts[r]]);
+        for (size_t o = 0; o < op.outputs.size() && o < st.out.size(); ++o) cost += pin_cost(op, op.outputs[o], st.out[o]);
+        return cost;
+      });
+      for (size_t r = 0; r < firsts.size(); ++r) {
+        std::vector<Spec> by_option;
+        for (int si : item.strategy) by_option.push_back(strats[static_cast<size_t>(si)].in[firsts[r]]);
+        item.sets.push_back({reads[r].t, std::move(by_option)});
+      }
+      for (size_t o = 0; o < op.outputs.size(); ++o) {
+        std::vector<Spec> by_option;
+        for (int si : item.strategy) {
+          const Strat& st = strats[static_cast<size_t>(si)];
+          by_option.push_back(o < st.out.size() ? pinned_spec(op, st.out[o]) : Spec::R());
+        }
+        item.sets.push_back({op.outputs[o], std::move(by_option)});
+      }
+    }
+    if (too_big) return std::nullopt;
+    if (domain[pos] == 0) return result;  // no option fits here: the body is infeasible (no exits)
+    if (op.kind != OpKind::Call)
+      for (const Read& r : reads) writer[r.t] = p;
+    for (const auto& [t, specs] : item.sets) writer[t] = p;
+  }
+
+  // The exits: per layout of the outputs, the least total, over the ops that last set them.
+  std::vector<Read> outs;
+  std::vector<int> keep;
+  for (int t : body.outputs) {
+    outs.push_back({t, writer_of(t)});
+    if (outs.back().writer >= 0 && std::find(keep.begin(), keep.end(), outs.back().writer) == keep.end()) keep.push_back(outs.back().writer);
+  }
+  std::sort(keep.begin(), keep.end());
+  MinSumElimination problem(domain);
+  for (auto& f : factors) problem.add(std::move(f));
+  if (!problem.run(keep, kMaxTable)) return std::nullopt;
+  ++eliminated_;
+  largest_table_ = std::max(largest_table_, problem.largest_table());
+  const auto& kept = problem.kept_table();
+  std::map<std::vector<uint32_t>, int> best;  // out specs -> exit index
+  std::vector<int> digit(keep.size(), 0);
+  for (size_t index = 0; index < kept.size(); ++index) {
+    if (index > 0)
+      for (size_t k = keep.size(); k-- > 0;) {
+        if (++digit[k] < domain[static_cast<size_t>(keep[k])]) break;
+        digit[k] = 0;
+      }
+    if (!(kept[index] < kNo)) continue;
+    double cost = kept[index];
+    std::vector<Spec> out_specs;
+    std::vector<uint32_t> codes;
+    for (const Read& r : outs) {
+      Spec s = r.writer == kEntry ? entry_spec[r.t]
+               : r.writer == kNone ? Spec::R()
+                                   : items[static_cast<size_t>(r.writer)].spec(r.t, digit[static_cast<size_t>(std::find(keep.begin(), keep.end(), r.writer) - keep.begin())]);
+      if (b == 0 && !(s == Spec::R())) {
+        int kind;
+        double bytes;
+        cost += search_cost(transition_us(prep, r.t, s, Spec::R(), ctx, &kind, &bytes));
+        s = Spec::R();
+      }
+      out_specs.push_back(s);
+      codes.push_back(s.code());
+    }
+    auto it = best.find(codes);
+    if (it != best.end() && result.exits[static_cast<size_t>(it->second)].cost <= cost) continue;
+    std::vector<int> assignment(m, 0);
+    for (size_t k = 0; k < keep.size(); ++k) assignment[static_cast<size_t>(keep[k])] = digit[k];
+    problem.complete(assignment);
+    Exit ex;
+    ex.out = std::move(out_specs);
+    ex.cost = cost;
+    ex.decisions.resize(m);
+    ex.nested.assign(m, {0, -1});
+    // The layouts the chosen options leave, to name each call's entry.
+    std::unordered_map<int, Spec> state = entry_spec;
+    for (size_t pos = 0; pos < m; ++pos) {
+      const int index = body.items[pos];
+      const ir::Op& op = flow.ops[index];
+      const Item& item = items[pos];
+      const int option = assignment[pos];
+      Decision& d = ex.decisions[pos];
+      if (op.kind == OpKind::Call) {
+        const auto& nbody = prep.bodies[prep.body_of_op[index]];
+        const CallOption& o = item.calls[static_cast<size_t>(option)];
+        std::vector<Spec> e(nbody.ext.size());
+        size_t k = 0;
+        for (size_t i = 0; i < nbody.ext.size(); ++i) {
+          const int t = nbody.ext[i];
+          auto have = state.find(t);
+          if (have != state.end()) e[i] = have->second;
+          else if (prep.stored[t]) {
+            e[i] = item.free_combos[static_cast<size_t>(o.combo)][k++];
+            d.free_specs.push_back(e[i]);
+          } else e[i] = Spec::R();
+        }
+        uint64_t h = 0x3141;
+        for (const Spec& s : e) h = mix64(h, s.code());
+        const auto& [key, me] = item.callee.at(h);
+        for (int x = 0; x < static_cast<int>(me->exits.size()); ++x)
+          if (me->exits[static_cast<size_t>(x)].out == o.out) ex.nested[pos] = {key, x};
+      } else if (op.kind == OpKind::Experts) {
+        const ExpertsOption& o = item.experts[static_cast<size_t>(option)];
+        d.experts_mode = o.mode;
+        d.experts_tokens = o.xs;
+        ex.nested[pos] = o.nested;
+      } else {
+        d.strategy = item.strategy[static_cast<size_t>(option)];
+      }
+      for (const auto& [t, specs] : item.sets) state[t] = specs[static_cast<size_t>(option)];
+    }
+    if (it == best.end()) {
+      best[codes] = static_cast<int>(result.exits.size());
+      result.exits.push_back(std::move(ex));
+    } else {
+      result.exits[static_cast<size_t>(it->second)] = std::move(ex);
+    }
+  }
+  return result;
 }
 
 void AxisSolver::expand(const Prepared& prep, int b, uint64_t key, int exit, AxisSolution& out) {
@@ -991,6 +1428,15 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
       if (kind >= 0) charge(static_cast<Ccl>(kind), bytes, 1);
     }
   return aggregates_.emplace(akey, agg);
+}
+
+AxisSolver::BodyMethod AxisSolver::default_body_method() {
+  static const BodyMethod method = [] {
+    const char* v = std::getenv("SHARDLENS_PLAN_BODY");
+    const std::string_view name = v ? v : "";
+    return name == "programme" ? BodyMethod::Programme : name == "elimination" ? BodyMethod::Elimination : BodyMethod::Auto;
+  }();
+  return method;
 }
 
 AxisSolution AxisSolver::solve(const Prepared& prep, const Context& ctx) {

@@ -371,6 +371,19 @@ class AxisSolver {
   // Whether some body had more live-layout states than the search keeps (then it kept the cheapest).
   bool truncated() const { return truncated_; }
   static constexpr size_t kMaxStates = 4096;
+  // How a body is searched: the dynamic programme over its ops in order while its live layouts
+  // stay few (kEliminateAbove), else variable elimination over its ops (exact too, and its cost
+  // does not multiply with the tensors alive at once); the programme with its state cap only where
+  // elimination would need a table over kMaxTable entries. Tests force either method.
+  enum class BodyMethod { Auto, Programme, Elimination };
+  void set_body_method(BodyMethod m) { method_ = m; }
+  // Auto, unless SHARDLENS_PLAN_BODY=programme|elimination (to compare plans and times).
+  static BodyMethod default_body_method();
+  static constexpr size_t kEliminateAbove = 256;
+  static constexpr size_t kMaxTable = size_t{1} << 21;
+  // Bodies solved by elimination, and the largest table one needed (for benchmarks).
+  size_t eliminated() const { return eliminated_; }
+  size_t largest_table() const { return largest_table_; }
 
   struct Exit {
     std::vector<Spec> out;
@@ -405,6 +418,17 @@ class AxisSolver {
   // `unkeyed`: the key before the entry specs were mixed in (0: never derive this body's result).
   const MemoEntry& solve_body(const Prepared& prep, int body, const std::vector<Spec>& entry, const Context& ctx,
                               uint64_t key, uint64_t unkeyed = 0);
+  struct ExpertsOption {
+    Spec xs, out;  // the tokens' layout (and the routing weights'), the combined result's
+    double extra = 0;
+    int mode = 0;  // Decision::experts_mode
+    std::pair<uint64_t, int> nested;
+  };
+  std::vector<ExpertsOption> experts_options(const Prepared& prep, int op, const Context& ctx);
+  // The body's result by variable elimination (search.cpp); nullopt if a table would outgrow kMaxTable.
+  std::optional<MemoEntry> eliminate_body(const Prepared& prep, int body, const std::vector<Spec>& entry, const Context& ctx);
+  BodyMethod method_ = default_body_method();
+  size_t eliminated_ = 0, largest_table_ = 0;
   std::optional<MemoEntry> derive_by_shift(const Prepared& prep, int body, const std::vector<Spec>& entry, const Context& ctx,
                                            uint64_t unkeyed);
   // Per body of the preparation being solved: whether each ext position is passed through (only

@@ -14,14 +14,7 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-ir::Span locate_value(const std::string& text, const std::vector<std::string>& keywords, int64_t value) {
-  const std::string wanted = std::to_string(value);
-  struct Hit {
-    size_t keyword;
-    ir::Span span;
-  };
-  bool found = false;
-  Hit best{keywords.size(), {}};
+ValueIndex::ValueIndex(const std::string& text) {
   uint32_t line = 1;
   size_t line_start = 0;
   for (size_t i = 0; i <= text.size(); ++i) {
@@ -38,7 +31,7 @@ ir::Span locate_value(const std::string& text, const std::vector<std::string>& k
       std::string number;
       for (size_t k = v; k < ve; ++k)
         if (l[k] != '_') number += l[k];
-      if (number != wanted || (ve < l.size() && (ident_char(l[ve]) || l[ve] == '.'))) continue;
+      if (number.empty() || (ve < l.size() && (ident_char(l[ve]) || l[ve] == '.'))) continue;
       // The name before `=` (skipping a type annotation `name: T =`).
       size_t ne = eq;
       while (ne > 0 && l[ne - 1] == ' ') --ne;
@@ -53,18 +46,39 @@ ir::Span locate_value(const std::string& text, const std::vector<std::string>& k
       size_t ns = name_end;
       while (ns > 0 && (ident_char(l[ns - 1]) || l[ns - 1] == '.')) --ns;
       if (ns == name_end) continue;
-      std::string name = lower(std::string(l.substr(ns, name_end - ns)));
-      for (size_t k = 0; k < keywords.size() && k < best.keyword; ++k) {
-        if (name.find(lower(keywords[k])) == std::string::npos) continue;
-        best = {k, {line, static_cast<uint32_t>(ns), line, static_cast<uint32_t>(ve)}};
-        found = true;
-        break;
-      }
+      by_value_[number].push_back({lower(std::string(l.substr(ns, name_end - ns))),
+                                   {line, static_cast<uint32_t>(ns), line, static_cast<uint32_t>(ve)}});
     }
     ++line;
     line_start = i + 1;
   }
-  return found ? best.span : ir::Span{};
+}
+
+ir::Span ValueIndex::locate(const std::vector<std::string>& keywords, int64_t value) const {
+  auto hits = by_value_.find(std::to_string(value));
+  if (hits == by_value_.end()) return {};
+  std::vector<std::string> keys;
+  for (const auto& k : keywords) keys.push_back(lower(k));
+  // The first assignment of the most preferred keyword.
+  size_t best_keyword = keys.size();
+  ir::Span best;
+  for (const Hit& hit : hits->second)
+    for (size_t k = 0; k < keys.size() && k < best_keyword; ++k) {
+      if (hit.name.find(keys[k]) == std::string::npos) continue;
+      best_keyword = k;
+      best = hit.span;
+      break;
+    }
+  return best_keyword < keys.size() ? best : ir::Span{};
+}
+
+ir::Span LazyValueIndex::locate(const std::vector<std::string>& keywords, int64_t value) const {
+  std::call_once(state_->once, [&] { state_->index = std::make_unique<ValueIndex>(state_->text); });
+  return state_->index->locate(keywords, value);
+}
+
+ir::Span locate_value(const std::string& text, const std::vector<std::string>& keywords, int64_t value) {
+  return ValueIndex(text).locate(keywords, value);
 }
 
 }  // namespace shardlens::python

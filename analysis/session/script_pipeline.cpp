@@ -61,10 +61,10 @@ python::ExtractOptions planning_extract_options(const std::string& model_expr, c
   return extract;
 }
 
+// The text is indexed once, on the first lookup (linear time however many sizes fail to divide).
 plan::ValueLocator value_locator(const std::string& text) {
-  const std::string* script = &text;
-  return [script](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
-    ir::Span s = python::locate_value(*script, keys, value);
+  return [index = python::LazyValueIndex(text)](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {
+    ir::Span s = index.locate(keys, value);
     return s.valid() ? s : fallback;
   };
 }
