@@ -8,6 +8,7 @@
 #include "calibrate/calibrate.h"
 #include "commands.h"
 #include "cli_ir.h"
+#include "session/script_pipeline.h"
 #include "plan/hardware_profile.h"
 
 namespace shardlens::cli {
@@ -70,7 +71,7 @@ int run_calibrate(const std::vector<std::string>& args) {
     return 2;
   }
   std::string text;
-  if (!read_file(csv_path, text, error)) {
+  if (!session::read_file(csv_path, text, error)) {
     std::fprintf(stderr, "shardlens calibrate: %s\n", error.c_str());
     return 1;
   }

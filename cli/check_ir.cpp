@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "cli_ir.h"
+#include "session/script_pipeline.h"
 #include "mlir/ir_check.h"
 
 namespace shardlens::cli {
@@ -71,7 +72,7 @@ int run_check_ir(const std::vector<std::string>& args) {
     return 2;
   }
   std::string plan_text;
-  if (!read_file(plan_path, plan_text, error)) {
+  if (!session::read_file(plan_path, plan_text, error)) {
     std::fprintf(stderr, "shardlens check-ir: %s\n", error.c_str());
     return 1;
   }
