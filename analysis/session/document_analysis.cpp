@@ -320,6 +320,9 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
 std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::complete(const std::shared_ptr<const DocumentAnalysis>& quick,
                                                                    const CancelCheck& cancelled) {
   if (!quick || quick->complete) return nullptr;
+  // Asked first: when the memo answers everything the solver never consults the check, and a
+  // completion for a version already superseded must still give nothing.
+  if (cancelled && cancelled()) return nullptr;
   auto a = std::make_shared<DocumentAnalysis>(*quick);
   locate_in_text(*a);
   a->complete = true;
