@@ -31,7 +31,7 @@ test: build
 test-asan: setup
 	@cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSHARDLENS_SANITIZE=ON \
 	  -DSHARDLENS_DEPS_DIR=$(CURDIR)/$(BUILD)/_deps >/dev/null
-	@cmake --build $(BUILD)-asan -j$(JOBS) --target shardlens shardlens_unit_tests shardlens_server_tests
+	@cmake --build $(BUILD)-asan -j$(JOBS) --target shardlens_sanitized_tests
 	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$(JOBS)
 
 bench: build
