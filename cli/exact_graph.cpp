@@ -136,26 +136,35 @@ int plan_on_graph(const char* prog_name, const std::string& file, const std::str
     return 1;
   }
   req.file = graph_file;
-  req.batch = options.workload.batch;
-  req.tokens = options.workload.tokens_per_forward();
-  auto g = torchgraph::fetch_graph(req, client);
-  if (!g.ok) {
-    std::fprintf(stderr, "%s: %s\n", prog.c_str(), g.error.c_str());
-    return g.error.rfind("no such file", 0) == 0 || g.exit_code == 1 ? 1 : 3;
-  }
-  python::ExtractOptions extract;
-  extract.model_expression = model_expr;
-  if (model_expr.empty() && g.json.value("root", "").find('(') != std::string::npos) extract.model_expression = g.json.value("root", "");
-  extract.trace_forward = true;
-  extract.workload.batch = options.workload.batch;
-  extract.workload.tokens = options.workload.tokens_per_forward();
-  extract.workload.spatial[0] = req.spatial[0];
-  extract.workload.spatial[1] = req.spatial[1];
-  auto m = exact_model(g.json, file, text, extract);
-  if (!m.exact.ok) {
-    std::fprintf(stderr, "%s: %s: %s\n", prog.c_str(), graph_file.c_str(), m.exact.error.c_str());
-    return 1;
-  }
+  // The graph is evaluated for the workload's tokens: fetched again when the model's kind changes them.
+  auto load = [&](ExactModel& m) -> int {
+    req.batch = options.workload.batch;
+    req.tokens = options.workload.tokens_per_forward();
+    auto g = torchgraph::fetch_graph(req, client);
+    if (!g.ok) {
+      std::fprintf(stderr, "%s: %s\n", prog.c_str(), g.error.c_str());
+      return g.error.rfind("no such file", 0) == 0 || g.exit_code == 1 ? 1 : 3;
+    }
+    python::ExtractOptions extract;
+    extract.model_expression = model_expr;
+    if (model_expr.empty() && g.json.value("root", "").find('(') != std::string::npos) extract.model_expression = g.json.value("root", "");
+    extract.trace_forward = true;
+    extract.workload.batch = options.workload.batch;
+    extract.workload.tokens = options.workload.tokens_per_forward();
+    extract.workload.spatial[0] = req.spatial[0];
+    extract.workload.spatial[1] = req.spatial[1];
+    m = exact_model(g.json, file, text, extract);
+    if (!m.exact.ok) {
+      std::fprintf(stderr, "%s: %s: %s\n", prog.c_str(), graph_file.c_str(), m.exact.error.c_str());
+      return 1;
+    }
+    return 0;
+  };
+  ExactModel m;
+  if (int code = load(m)) return code;
+  const WorkloadChoice choice = choose_workload(m.exact.model, planning);
+  if (choice.retrace)
+    if (int code = load(m)) return code;
   ir::ModelIR& model = m.exact.model;
   if (!check_pins(prog.c_str(), model, options)) return 2;
   auto result = session::plan_in_text(text, model, options);
@@ -171,8 +180,13 @@ int plan_on_graph(const char* prog_name, const std::string& file, const std::str
                                                                        " place(s) where the static analysis was blind"));
   for (auto& n : m.notes) result.notes.push_back(n);
   for (auto& b : m.blind) result.diagnostics.push_back({"static-blind", "information", b.message, b.span, ""});
-  if (format == "json") out << plan::to_json(result, model, options).dump(2) << "\n";
-  else out << plan::to_text(result, model, options);
+  if (format == "json") {
+    auto j = plan::to_json(result, model, options);
+    describe_workload(choice, j);
+    out << j.dump(2) << "\n";
+  } else {
+    out << workload_line(choice) << plan::to_text(result, model, options);
+  }
   return 0;
 }
 

@@ -4,13 +4,16 @@
 //   [--emit tt-xla|shard-spec|dtensor|hf-tp-plan|colossalai]`
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "planning_flags.h"
 #include "emit/frameworks.h"
 #include "emit/insertion.h"
+#include "plan/model_kind.h"
 #include "plan/plan.h"
 #include "plan/plan_output.h"
+#include "session/script_pipeline.h"
 
 namespace shardlens::cli {
 namespace {
@@ -95,14 +98,50 @@ int run_plan(const std::vector<std::string>& args) {
     return 2;
   }
   finish_planning_args(planning);
-  PlannedScript planned;
-  if (int code = plan_script("shardlens plan", file, planning, planned)) return code;
-  const auto& options = planning.options;
-  const ir::ModelIR& model = planned.source.model;
-  if (!emit_kind.empty())
-    return print_emitted(emit_kind, emit_apply, args, file, planned.source.text, model, planned.result, options.workload.dtype);
-  if (format == "json") std::cout << plan::to_json(planned.result, model, options).dump(2) << "\n";
-  else std::cout << plan::to_text(planned.result, model, options);
+  auto& options = planning.options;
+  auto source = extract_for_planning("shardlens plan", file, planning);
+  if (!source) return 1;
+  const WorkloadChoice choice = choose_workload(source->model, planning);
+  if (choice.retrace && !(source = extract_for_planning("shardlens plan", file, planning))) return 1;
+  const plan::DefaultWorkload& kind = choice.kind;
+  const std::string& text = source->text;
+  const ir::ModelIR& model = source->model;
+  if (!check_pins("shardlens plan", model, options)) return 2;
+  options.locate = session::value_locator(text);
+  auto result = plan::plan_model(model, options);
+  if (!result.ok) {
+    std::fprintf(stderr, "shardlens plan: %s: %s\n", file.c_str(), result.error.c_str());
+    return 1;
+  }
+  if (!emit_kind.empty()) return print_emitted(emit_kind, emit_apply, args, file, text, model, result,
+                                                  options.workload.dtype);
+  if (kind.position_table > 0 && options.workload.seq > kind.position_table)
+    result.notes.push_back("the sequence (" + std::to_string(options.workload.seq) + ") is longer than the model's own position table (" +
+                           std::to_string(kind.position_table) + ")");
+  // A decoder's prefill beside its decode plan: the same model traced for the prompt's tokens.
+  std::optional<PlanningSource> prefill_source;
+  plan::PlanResult prefill;
+  plan::PlanOptions prefill_options = options;
+  if (choice.assumed && kind.both_phases) {
+    PlanningArgs p = planning;
+    p.options.workload.phase = plan::Phase::Prefill;
+    finish_planning_args(p);
+    prefill_options = p.options;
+    prefill_source = extract_for_planning("shardlens plan", file, p);
+    if (prefill_source) prefill = plan::plan_model(prefill_source->model, prefill_options);
+  }
+  if (format == "json") {
+    auto j = plan::to_json(result, model, options);
+    describe_workload(choice, j);
+    if (prefill.ok) j["prefill"] = plan::to_json(prefill, prefill_source->model, prefill_options);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << workload_line(choice);
+    std::cout << plan::to_text(result, model, options);
+    if (prefill.ok)
+      std::cout << "\nprefill (the prompt, " << prefill_options.workload.seq << " tokens), shown beside decode:\n"
+                << plan::to_text(prefill, prefill_source->model, prefill_options);
+  }
   return 0;
 }
 

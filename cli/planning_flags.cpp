@@ -28,6 +28,7 @@ bool take_planning_flag(FlagReader& flags, PlanningArgs& out) {
   for (auto& [flag, choice] : kChoices)
     if (flags.is(flag)) {
       if (auto v = flags.choice(session::choice_names(choice))) session::apply_choice(options, choice, *v);
+      if (choice == session::PlanChoice::Phase) out.phase_given = true;
       return true;
     }
   if (flags.is("--hardware")) {
@@ -59,6 +60,7 @@ bool take_planning_flag(FlagReader& flags, PlanningArgs& out) {
     if (auto n = flags.positive()) options.workload.batch = *n;
   } else if (flags.is("--seq")) {
     if (auto n = flags.positive()) options.workload.seq = *n;
+    out.seq_given = true;
   } else if (flags.is("--spatial")) {
     auto v = flags.value();
     if (!v) return true;
@@ -82,6 +84,37 @@ void finish_planning_args(PlanningArgs& out) {
   out.trace.batch = out.options.workload.batch;
   out.trace.tokens = out.options.workload.tokens_per_forward();
 }
+
+std::string WorkloadChoice::phase_name() const { return kind.phase == plan::Phase::Decode ? "decode" : "prefill"; }
+
+WorkloadChoice choose_workload(const ir::ModelIR& model, PlanningArgs& planning) {
+  WorkloadChoice c;
+  c.kind = plan::default_workload(model);
+  c.assumed = !planning.phase_given;
+  if (!c.assumed) {
+    c.kind.phase = planning.options.workload.phase;
+    c.why = "given with --phase";
+    return c;
+  }
+  auto& workload = planning.options.workload;
+  workload.phase = c.kind.phase;
+  if (!planning.seq_given) workload.seq = c.kind.seq;
+  const int64_t traced = planning.trace.tokens;
+  finish_planning_args(planning);
+  c.retrace = planning.trace.tokens != traced;
+  c.why = "assumed for a " + std::string(plan::model_kind_name(c.kind.kind)) + " (" + c.kind.evidence + "): " + c.kind.why;
+  return c;
+}
+
+void describe_workload(const WorkloadChoice& choice, nlohmann::json& plan_json) {
+  plan_json["model_kind"] = {{"kind", plan::model_kind_name(choice.kind.kind)},
+                             {"evidence", choice.kind.evidence},
+                             {"position_table", choice.kind.position_table}};
+  plan_json["workload"]["assumed"] = choice.assumed;
+  plan_json["workload"]["why"] = choice.why;
+}
+
+std::string workload_line(const WorkloadChoice& choice) { return "workload: " + choice.phase_name() + " — " + choice.why + "\n"; }
 
 std::optional<PlanningSource> extract_for_planning(const std::string& command, const std::string& file,
                                                    const PlanningArgs& planning) {
@@ -107,9 +140,11 @@ bool check_pins(const std::string& command, const ir::ModelIR& model, const plan
   return unknown.empty();
 }
 
-int plan_script(const std::string& command, const std::string& file, const PlanningArgs& planning, PlannedScript& out) {
+int plan_script(const std::string& command, const std::string& file, PlanningArgs& planning, PlannedScript& out) {
   auto source = extract_for_planning(command, file, planning);
   if (!source) return 1;
+  out.workload = choose_workload(source->model, planning);
+  if (out.workload.retrace && !(source = extract_for_planning(command, file, planning))) return 1;
   out.source = std::move(*source);
   if (!check_pins(command, out.source.model, planning.options)) return 2;
   out.result = session::plan_in_text(out.source.text, out.source.model, planning.options);

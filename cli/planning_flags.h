@@ -7,8 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "flags.h"
 #include "ir/model_ir.h"
+#include "plan/model_kind.h"
 #include "plan/plan.h"
 #include "python/forward_trace.h"
 
@@ -19,6 +22,7 @@ struct PlanningArgs {
   std::vector<std::string> python_path;  // --python-path DIR, repeatable
   plan::PlanOptions options;
   python::TraceWorkload trace;
+  bool phase_given = false, seq_given = false;  // --phase / --seq: the workload is the user's, not the kind's
 };
 
 // Takes the reader's current argument (and its value) when it is a planning flag: true then
@@ -27,6 +31,24 @@ bool take_planning_flag(FlagReader& flags, PlanningArgs& out);
 
 // Fills what the flags left unset (the t3k mesh) and the trace workload from the plan workload.
 void finish_planning_args(PlanningArgs& out);
+
+// The workload per model kind when --phase is not given (issue 36): decode with prefill beside it
+// for decoders, one full forward of the natural length for encoders, DiTs and conv nets. Sets the
+// phase (and the sequence unless --seq was given) in `planning`; the caller re-traces when
+// `retrace` says the tokens per forward changed.
+struct WorkloadChoice {
+  plan::DefaultWorkload kind;
+  bool assumed = false;  // false: --phase was given
+  bool retrace = false;
+  std::string why;       // one sentence for the output
+  std::string phase_name() const;
+};
+WorkloadChoice choose_workload(const ir::ModelIR& model, PlanningArgs& planning);
+
+// The choice in `plan --format json` (keys "model_kind" and "workload.assumed/why") and as the
+// text output's first line.
+void describe_workload(const WorkloadChoice& choice, nlohmann::json& plan_json);
+std::string workload_line(const WorkloadChoice& choice);
 
 // The script a planning command reads and the model extracted from it.
 struct PlanningSource {
@@ -43,12 +65,13 @@ std::optional<PlanningSource> extract_for_planning(const std::string& command, c
 // "<command>: --pin NAME: the model has no parameter of that name" to stderr (exit 2).
 bool check_pins(const std::string& command, const ir::ModelIR& model, const plan::PlanOptions& options);
 
-// `plan` and `report`: extract, check the pins, plan into `out` (which stays put: the plan's names
+// `report`: extract, choose the workload, check the pins, plan into `out` (which stays put: the plan's names
 // point into its model). 0, or the exit status after the message is printed (1; 2 for a bad pin).
 struct PlannedScript {
   PlanningSource source;
+  WorkloadChoice workload;
   plan::PlanResult result;
 };
-int plan_script(const std::string& command, const std::string& file, const PlanningArgs& planning, PlannedScript& out);
+int plan_script(const std::string& command, const std::string& file, PlanningArgs& planning, PlannedScript& out);
 
 }  // namespace shardlens::cli

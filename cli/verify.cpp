@@ -30,7 +30,9 @@ const char* kVerifyUsage =
     "  without --plan the planner plans the exact graph of FILE.pt for that mesh (with plan's flags).\n"
     "  Exit status: 0 every checked component agrees; 1 FILE cannot be loaded or run; 2 usage; 3 no\n"
     "  shardlens-graph; 4 a component differs beyond the tolerance (default 1e-4, relative to the\n"
-    "  largest value); 5 the plan does not fit the model.\n";
+    "  largest value); 5 the plan does not fit the model; 6 the plan contradicts itself (a collective's kind\n"
+    "  disagrees with its from/to layouts); 7 not verified: what was checked agrees, but some component or\n"
+    "  collective could not be checked.\n";
 
 }  // namespace
 

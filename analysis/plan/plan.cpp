@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <unordered_map>
 #include <set>
 #include <sstream>
@@ -54,7 +55,101 @@ constexpr double kUsableDramFraction = 0.9;
 // one costs this much in the objective per parameter tensor (a tie-break well inside the
 // formulas' error: a 126-layer model has ~900 weight tensors, < 0.5 ms against plans of 100+ ms).
 constexpr double kPreferenceUsPerParameter = 0.5;
+// --strategy tensor: what keeping a weight that must be tensor-parallel replicated costs the search
+// (never reported): far above any plan's time difference, so it is a rule, not a trade.
+constexpr double kReplicationUs = 1e7;
+// Weights below this are "too small to matter" for --strategy tensor (a router: hidden x experts,
+// 2048 x 60 in bf16 is 240 KiB; BERT-large's smallest projection is 2 MiB).
+constexpr double kTinyWeightBytes = 512.0 * 1024;
 const std::string kOutput = "output";
+
+// The cost model's error band, as a fraction of the fastest plan's estimated time: plans this
+// close are not told apart by the estimate, so the objective's second and third keys (fewer
+// collectives, then fewer bytes) decide among them. Source: tt-metal tech_reports/CCLs/
+// CCL_bandwidth.md, whose fitted α-β constants we use (SHARDING.md §4): measured asymptotes spread
+// over 84–94% of line rate on lines and 66–83% on rings, and Wormhole rings run 1.5–1.8× a line
+// where the model says 2×; ±10% of the bandwidth term is the spread those fits leave.
+constexpr double kEstimateErrorBand = 0.10;
+
+// The strategy families compared on the model axis (each a filter of the search's strategy tags).
+struct StrategyFamily {
+  std::string name;
+  uint16_t allowed;
+  uint16_t experts;
+  bool sharded_norms;
+};
+
+const std::vector<StrategyFamily>& strategy_families(bool has_experts) {
+  static const std::vector<StrategyFamily> dense = {
+      {"replicated", kTagReplicated, kTagAll, false},
+      {"tensor parallel (Megatron)", kTagReplicated | kTagTensor | kTagExpertTensor, kTagAll, false},
+      {"sequence parallel (Megatron SP)", kTagAll, kTagAll, true},
+      {"data parallel", kTagReplicated | kTagBatch, kTagAll, false},
+  };
+  static const std::vector<StrategyFamily> moe = [] {
+    auto all = dense;
+    all.push_back({"expert parallel (all-to-all dispatch and combine)", kTagAll, kTagExpertAllToAll, false});
+    all.push_back({"expert parallel (replicated tokens, combined by all-reduce)", kTagAll, kTagExpertLocal, false});
+    all.push_back({"tensor parallel inside each expert", kTagAll, kTagExpertTensor, false});
+    return all;
+  }();
+  return has_experts ? moe : dense;
+}
+
+// Whether the user's --strategy leaves a family among the candidates: `tensor` keeps only tensor
+// parallelism (a replicated plan is not what it asks for).
+bool strategy_admits(StrategyMode mode, const StrategyFamily& f) {
+  if (mode == StrategyMode::Auto) return true;
+  return f.allowed == (kTagReplicated | kTagTensor | kTagExpertTensor) && !f.sharded_norms;
+}
+
+// Why no plan dispatches tokens to whole experts by all-to-all: the first obstacle that holds.
+std::string expert_parallel_obstacle(const ir::ModelIR& model, const ir::Dataflow& flow, const std::vector<int>& sized_ops, int n) {
+  for (const int i : sized_ops) {
+    const auto& op = flow.ops[static_cast<size_t>(i)];
+    if (op.kind != OpKind::Experts || op.sizes.empty()) continue;
+    const std::string where = op.module >= 0 ? " (" + model.modules[op.module].name + ")" : "";
+    if (op.sizes[0] % n != 0)
+      return std::to_string(op.sizes[0]) + " experts" + where + " do not divide the " + std::to_string(n) + " devices of the axis";
+    const auto& shape = flow.tensors[op.inputs[0]].shape;
+    bool divisible = false;
+    std::string dims;
+    for (size_t d = 0; d + 1 < shape.size(); ++d) {
+      divisible |= shape[d] % n == 0 && shape[d] >= n;
+      dims += (dims.empty() ? "" : " x ") + std::to_string(shape[d]);
+    }
+    if (!divisible)
+      return "needs the tokens split over the axis: no token dim of the experts' input" + where + " (" + dims +
+             ") divides the " + std::to_string(n) + " devices";
+  }
+  return "no layout of this kind exists for this model";
+}
+
+// Why `alt` lost to `chosen`: every clause is true of it (the choice rule is the one above).
+std::string rejection_reason(const Totals& alt, const Totals& chosen, const std::string& excluded, bool fits, double band_us,
+                             double fastest_us) {
+  std::ostringstream why;
+  if (!excluded.empty()) why << excluded << "; ";
+  const double dt = alt.est_time_us - chosen.est_time_us;
+  if (dt > 0) why << format_us(dt) << " slower per forward (" << format_us(alt.est_time_us) << " vs " << format_us(chosen.est_time_us) << ")";
+  else if (dt < 0) why << format_us(-dt) << " faster by the estimate (" << format_us(alt.est_time_us) << " vs " << format_us(chosen.est_time_us) << ")";
+  else why << "as fast by the estimate";
+  if (alt.collectives != chosen.collectives) {
+    why << (dt < 0 && alt.collectives > chosen.collectives ? " but " : "; ") << alt.collectives << " collectives instead of " << chosen.collectives;
+  } else if (std::llround(alt.bytes) != std::llround(chosen.bytes)) {
+    why << (dt < 0 && alt.bytes > chosen.bytes ? " but " : "; ") << "the same " << alt.collectives << " collectives moving " << format_bytes(alt.bytes)
+        << " instead of " << format_bytes(chosen.bytes);
+  }
+  const bool fewer = alt.collectives < chosen.collectives || (alt.collectives == chosen.collectives && alt.bytes < chosen.bytes);
+  if (!fits) why << "; does not fit in DRAM (" << format_bytes(alt.memory_per_device_bytes) << " per device)";
+  else if (excluded.empty() && dt <= 0)
+    why << " — within the cost model's ±" << static_cast<int>(kEstimateErrorBand * 100) << "% error band (" << format_us(band_us)
+        << " of the fastest plan's " << format_us(fastest_us) << "), where fewer collectives, then fewer bytes, win (SHARDING.md §1)";
+  else if (excluded.empty() && fewer)
+    why << " — more than the error band (" << format_us(band_us) << ") slower than the fastest plan (" << format_us(fastest_us)
+        << "): time decides there";
+  return why.str();
+}
 
 struct Solved {
   std::string name;
@@ -145,7 +240,10 @@ class MeshPlanner {
     c.hw = opt_.hardware;
     c.workload = opt_.workload;
     c.ccl_penalty_us = kCclDecisionWeightUs;
-    if (opt_.strategy == StrategyMode::Tensor) c.filter.allowed = kTagReplicated | kTagTensor | kTagExpertTensor;
+    if (opt_.strategy == StrategyMode::Tensor) {
+      c.filter.allowed = kTagReplicated | kTagTensor | kTagExpertTensor;
+      megatron_rule(c, mesh.cols);
+    }
     c.unpinned_replicated = opt_.evaluate_pins_only;
     if (!opt_.pinned_parameters.empty()) {
       // By name through an index: a report pins thousands of parameters of a large model.
@@ -161,6 +259,99 @@ class MeshPlanner {
         if (auto it = index.find(name); it != index.end()) c.pinned_outputs[it->second] = parse_layout(layout);
     }
     return c;
+  }
+
+  // --strategy tensor (issue 3's definition): every linear layer on the token stream whose weight
+  // splits evenly over the axis is tensor-parallel. Left to the cost model: tiny weights (routers),
+  // layers on a per-sample vector (timestep and conditioning MLPs, adaLN), convolutions and patch
+  // embeddings, and embeddings (vocab-parallel only where it pays): the consensus shards none of
+  // them by rule (SHARDING.md §7).
+  // --strategy tensor's rule on a context: the layers it names must take their Megatron layout.
+  void megatron_rule(Context& c, int n) const {
+    c.tensor_required = tensor_required(n);
+    c.replication_us = kReplicationUs;
+    c.tensor_required_hash = 0;
+    for (size_t i = 0; i < c.tensor_required->size(); ++i)
+      if ((*c.tensor_required)[i] >= 0) c.tensor_required_hash = ir::mix64(c.tensor_required_hash + 1, i * 256 + static_cast<uint8_t>((*c.tensor_required)[i]));
+  }
+
+  // Per parameter: the dim --strategy tensor shards it on (-1: left to the cost model; +64: as
+  // concatenated segments, a fused q/k/v whose output is split after the matmul). Megatron's
+  // pairing: a layer reading the residual stream (hidden features) is column-parallel (its output
+  // features split); a layer reading what a column layer or attention produced (FFN features,
+  // merged heads) is row-parallel (its input features split), so each pair costs one all-reduce.
+  std::shared_ptr<const std::vector<int8_t>> tensor_required(int n) const {
+    auto out = std::make_shared<std::vector<int8_t>>(model_.parameters.size(), -1);
+    const auto& flow = model_.dataflow;
+    std::set<int64_t> vocabularies;  // an LM head (a contraction over an embedding's rows) is vocab-parallel only where it pays
+    for (const auto& op : flow.ops)
+      if (op.kind == OpKind::Embedding && op.inputs.size() > 1 && !flow.tensors[op.inputs[1]].shape.empty() &&
+          std::find(flow.inputs.begin(), flow.inputs.end(), op.inputs[0]) != flow.inputs.end())  // token ids, not positions
+        vocabularies.insert(flow.tensors[op.inputs[1]].shape[0]);
+    // Whether an activation comes from attention (through reshapes and transposes): merged heads.
+    auto from_attention = [&](int t) {
+      for (int hops = 0; hops < 8 && t >= 0; ++hops) {
+        const int p = prep_.producer[t];
+        if (p < 0) return false;
+        const auto& pop = flow.ops[static_cast<size_t>(p)];
+        if (pop.kind == OpKind::Attention) return true;
+        if (pop.kind == OpKind::Contract && pop.inputs.size() >= 2 && flow.tensors[pop.inputs[1]].parameter < 0 &&
+            prep_.producer[pop.inputs[0]] >= 0 && flow.ops[static_cast<size_t>(prep_.producer[pop.inputs[0]])].kind == OpKind::Softmax)
+          return true;  // softmax(QKᵀ) @ V written out
+        if (pop.kind != OpKind::Reshape && pop.kind != OpKind::Permute && pop.kind != OpKind::Scale) return false;
+        t = pop.inputs.empty() ? -1 : pop.inputs[0];
+      }
+      return false;
+    };
+    std::vector<int> split_of(flow.tensors.size(), -1);  // tensor -> a Split op that reads it
+    for (size_t i = 0; i < flow.ops.size(); ++i)
+      if (flow.ops[i].kind == OpKind::Split && !flow.ops[i].inputs.empty()) split_of[static_cast<size_t>(flow.ops[i].inputs[0])] = static_cast<int>(i);
+    for (size_t i = flow.ops.size(); i-- > 0;)  // through a bias add (HF Conv1D: x @ W + b, then split)
+      if (const auto& a = flow.ops[i]; a.kind == OpKind::Add && !a.outputs.empty() && !a.inputs.empty() && split_of[static_cast<size_t>(a.outputs[0])] >= 0)
+        split_of[static_cast<size_t>(a.inputs[0])] = split_of[static_cast<size_t>(a.outputs[0])];
+    for (const auto& op : flow.ops) {
+      if (op.kind != OpKind::Contract || op.inputs.size() < 2) continue;
+      const std::string& eq = op.equation;
+      if (std::any_of(eq.begin(), eq.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; })) continue;  // convs
+      const auto& w = flow.tensors[op.inputs[1]];
+      if (w.parameter < 0 || w.shape.size() < 2) continue;
+      if (std::any_of(w.shape.begin(), w.shape.end(), [&](int64_t d) { return vocabularies.count(d) > 0; })) continue;
+      if (static_cast<double>(w.numel()) * opt_.workload.dtype_bytes() < kTinyWeightBytes) continue;
+      const size_t comma = eq.find(','), arrow = eq.find("->");
+      if (comma == std::string::npos || arrow == std::string::npos) continue;
+      const std::string x_letters = eq.substr(0, comma);
+      const size_t w_end = eq.find(',', comma + 1) < arrow ? eq.find(',', comma + 1) : arrow;
+      const std::string w_letters = eq.substr(comma + 1, w_end - comma - 1), out_letters = eq.substr(arrow + 2);
+      const auto x_roles = prep_.roles[op.inputs[0]];
+      bool stream = false;  // the activation carries tokens (a sequence), not one vector per sample
+      for (Role r : x_roles) stream |= r == Role::Seq || r == Role::Tokens;
+      if (!stream || w_letters.size() != w.shape.size()) continue;
+      int column = -1, row = -1;
+      Role contracted = Role::Other;
+      for (size_t d = 0; d < w_letters.size(); ++d) {
+        const char l = w_letters[d];
+        const size_t in_x = x_letters.find(l);
+        if (out_letters.find(l) != std::string::npos && in_x == std::string::npos) column = static_cast<int>(d);
+        else if (in_x != std::string::npos && out_letters.find(l) == std::string::npos) {
+          row = static_cast<int>(d);
+          if (in_x < x_roles.size()) contracted = x_roles[in_x];
+        }
+      }
+      const bool reads_stream = contracted == Role::Hidden && !from_attention(op.inputs[0]);
+      const int dim = reads_stream ? column : row;
+      if (dim < 0 || w.shape[static_cast<size_t>(dim)] % n != 0) continue;
+      // q, k and v concatenated on the output features and split after the matmul (into equal parts
+      // on that last dim): each device needs its share of every segment.
+      bool segments = false;
+      if (reads_stream && !op.outputs.empty())
+        if (const int sp = split_of[static_cast<size_t>(op.outputs[0])]; sp >= 0) {
+          const auto& split = flow.ops[static_cast<size_t>(sp)];
+          const int rank = static_cast<int>(flow.tensors[op.outputs[0]].shape.size());
+          segments = split.sizes.size() > 1 && !split.dims.empty() && (split.dims[0] == rank - 1 || split.dims[0] == -1);
+        }
+      (*out)[static_cast<size_t>(w.parameter)] = static_cast<int8_t>(dim + (segments ? 64 : 0));
+    }
+    return out;
   }
 
   static Spec parse_layout(const std::string& s) {
@@ -436,7 +627,8 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
   std::set<std::string> unknown_seen;
   std::vector<int> sized_ops;  // the ops whose sizes the divisibility checks read, found in the same pass
   for (const auto& op : flow.ops) {
-    if (op.kind == OpKind::Attention || op.kind == OpKind::Contract || op.kind == OpKind::Embedding || op.kind == OpKind::Experts)
+    if (op.kind == OpKind::Attention || op.kind == OpKind::Softmax || op.kind == OpKind::Contract || op.kind == OpKind::Embedding ||
+        op.kind == OpKind::Experts)
       sized_ops.push_back(static_cast<int>(&op - flow.ops.data()));
     if (op.kind == OpKind::Unknown && unknown_seen.insert(op.name + std::to_string(op.span.line)).second)
       result.diagnostics.push_back({"unknown-op", "information",
@@ -717,6 +909,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       continue;
     }
     Solved chosen = modes[best];
+    std::optional<Totals> fast_totals;  // set when memory forces a slower layout: the fastest one's figures
     // Memory: the fastest layout must fit; otherwise trade speed for memory, loudly.
     double dram = hw.dram_bytes * kUsableDramFraction;
     if (chosen.totals.memory_per_device_bytes > dram) {
@@ -780,14 +973,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       }
       if (fits) {
         mp.memory_fallback = true;
-        double slower = chosen.totals.est_time_us - fast.totals.est_time_us;
-        std::string msg = "the fastest layout needs " + format_bytes(fast.totals.memory_per_device_bytes) + " per device on " +
-                          mesh.shape_string() + " (" + format_bytes(hw.dram_bytes) + " DRAM): falling back to a memory-saving layout (" +
-                          format_bytes(chosen.totals.memory_per_device_bytes) + " per device) that is " + format_us(slower) +
-                          " slower per forward (" + std::to_string(chosen.totals.collectives) + " collectives instead of " +
-                          std::to_string(fast.totals.collectives) + ")";
-        result.diagnostics.push_back({"memory-fallback", "warning", msg, model.modules[0].span, ""});
-        mp.notes.push_back(msg);
+        fast_totals = fast.totals;
       } else {
         result.diagnostics.push_back({"memory-does-not-fit", "error",
                                       "no layout on " + mesh.shape_string() + " fits in " + format_bytes(dram) +
@@ -796,99 +982,137 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
                                       model.modules[0].span, ""});
       }
     }
-    mp.mode = mesh.rows > 1 ? chosen.name : "tensor / sequence / data choices on 'model'";
-    if (mesh.rows > 1 && chosen.name.rfind("data", 0) == 0)
-      mp.notes.push_back("rows run data parallel: shard the inputs' batch dim over 'batch' (xs.mark_sharding(input, mesh, (\"batch\", None)))");
-    for (int i = 0; i < static_cast<int>(modes.size()); ++i) {
-      if (i == best) continue;
-      Alternative a;
-      a.name = modes[i].name;
-      a.feasible = modes[i].feasible;
-      if (a.feasible) {
-        a.totals = modes[i].totals;
-        a.why_rejected = format_us(modes[i].totals.est_time_us - chosen.totals.est_time_us) + " slower per forward";
-      } else {
-        a.why_rejected = modes[i].infeasible_why;
-      }
-      mp.alternatives.push_back(a);
-    }
     phase("modes + memory");
-    // Alternatives on the model axis: what the other strategy families would cost.
-    if (options.alternatives && mesh.cols > 1) {
-      struct Alt {
-        std::string name;
-        uint16_t allowed;
-        uint16_t experts;
-        bool sharded_norms;
-      };
-      const bool has_experts = !experts_around.empty();
-      std::vector<Alt> alts = {
-          {"replicated", kTagReplicated, kTagAll, false},
-          {"tensor parallel (Megatron)", kTagReplicated | kTagTensor | kTagExpertTensor, kTagAll, false},
-          {"sequence parallel (Megatron SP)", kTagAll, kTagAll, true},
-          {"data parallel", kTagReplicated | kTagBatch, kTagAll, false},
-      };
-      if (has_experts) {
-        alts.push_back({"expert parallel (all-to-all dispatch and combine)", kTagAll, kTagExpertAllToAll, false});
-        alts.push_back({"expert parallel (replicated tokens, combined by all-reduce)", kTagAll, kTagExpertLocal, false});
-        alts.push_back({"tensor parallel inside each expert", kTagAll, kTagExpertTensor, false});
-      }
-      for (auto& alt : alts) {
+    // The candidates the objective chooses among: the other modes of the rows, and on the model
+    // axis each strategy family's best plan. They are searched whether or not alternatives are
+    // listed, so that the choice never depends on that (an editor lists them later).
+    struct Candidate {
+      Solved s;
+      std::string mode;      // the rows' mode it runs in
+      std::string excluded;  // why the user's --strategy leaves it out ("" when it is a candidate)
+      std::string infeasible_why;
+      bool listed = true;    // false: the same plan as another candidate, not listed twice
+    };
+    std::vector<Candidate> candidates;
+    for (int i = 0; i < static_cast<int>(modes.size()); ++i)
+      if (i != best) candidates.push_back({modes[i], modes[i].name, "", modes[i].feasible ? "" : modes[i].infeasible_why});
+    if (mesh.cols > 1) {
+      for (const StrategyFamily& alt : strategy_families(!experts_around.empty())) {
+        Candidate cand;
+        cand.mode = modes[best].name;
+        cand.s.name = alt.name;
+        if (!strategy_admits(options.strategy, alt))
+          cand.excluded = "excluded by --strategy tensor (every component that splits evenly is tensor-parallel)";
+        if (!cand.excluded.empty() && !options.alternatives) continue;  // neither a candidate nor listed
         if (alt.name == "data parallel" && options.workload.batch % chosen.ctx.n != 0) {
-          Alternative a;
-          a.name = alt.name;
-          a.feasible = false;
-          a.why_rejected = "batch " + std::to_string(options.workload.batch) + " does not divide the " + std::to_string(chosen.ctx.n) +
-                           " devices of the axis";
-          mp.alternatives.push_back(a);
+          cand.infeasible_why = "batch " + std::to_string(options.workload.batch) + " does not divide the " + std::to_string(chosen.ctx.n) +
+                                " devices of the axis";
+          candidates.push_back(std::move(cand));
           continue;
         }
         if (alt.sharded_norms && options.workload.phase == Phase::Decode) {
-          Alternative a;
-          a.name = alt.name;
-          a.feasible = false;
-          a.why_rejected = "decode runs 1 token per sequence: there is no sequence to split";
-          mp.alternatives.push_back(a);
+          cand.infeasible_why = "decode runs 1 token per sequence: there is no sequence to split";
+          candidates.push_back(std::move(cand));
           continue;
         }
         // A family that admits the chosen plan and nothing outside the chosen filter has the chosen
-        // plan as its best (the search is exact): it is no alternative, and needs no search.
+        // plan as its best (the search is exact): it is the chosen plan, and needs no search.
         const Filter& f = chosen.ctx.filter;
         const Filter family{alt.allowed, alt.experts, alt.sharded_norms};
+        // The Megatron family also follows --strategy tensor's pairing rule (planner.megatron_rule):
+        // it is the consensus plan, costed, whatever the search chose.
+        const bool megatron = alt.allowed == (kTagReplicated | kTagTensor | kTagExpertTensor);
         if (!family.sharded_norms && !f.sharded_norms && (family.allowed & ~f.allowed) == 0 &&
-            (family.experts_allowed & ~f.experts_allowed) == 0 && chosen.sol.totals.admitted_by(family))
+            (family.experts_allowed & ~f.experts_allowed) == 0 && chosen.sol.totals.admitted_by(family) &&
+            (!megatron || chosen.ctx.replication_us > 0))
           continue;
         Context c = chosen.ctx;
         c.filter = family;
+        if (megatron) planner.megatron_rule(c, chosen.ctx.n);
         if (c.hash() == chosen.ctx.hash()) continue;
-        Solved s = planner.run(alt.name, c, chosen.axes);
+        cand.s = planner.run(alt.name, c, chosen.axes);
+        cand.s.name = alt.name;
+        if (!cand.s.feasible) {
+          cand.infeasible_why = options.pinned_parameters.empty() && options.pinned_outputs.empty() ? "no layout of this kind exists for this model"
+                                                                                                      : "not possible under the pinned layouts";
+          if (alt.experts == kTagExpertAllToAll) cand.infeasible_why = expert_parallel_obstacle(model, flow, sized_ops, chosen.ctx.n);
+        }
+        candidates.push_back(std::move(cand));
+      }
+    }
+    // The objective (SHARDING.md §1) applied to the choice: among the plans that fit whose
+    // estimated time is within the cost model's error band of the fastest, fewer collectives win,
+    // then fewer bytes; outside the band, time wins.
+    auto fits_dram = [&](const Totals& t) { return t.memory_per_device_bytes <= dram; };
+    std::vector<std::pair<const Solved*, const std::string*>> pool;  // (plan, its mode)
+    const std::string chosen_mode = modes[best].name;
+    pool.push_back({&chosen, &chosen_mode});
+    for (auto& cand : candidates)
+      if (cand.s.feasible && cand.excluded.empty()) pool.push_back({&cand.s, &cand.mode});
+    double fastest = -1;
+    for (auto& [s, m] : pool)
+      if (fits_dram(s->totals) && (fastest < 0 || s->totals.est_time_us < fastest)) fastest = s->totals.est_time_us;
+    size_t pick = 0;
+    const double band_us = fastest * kEstimateErrorBand;
+    if (fastest >= 0) {
+      bool have = false;
+      for (size_t k = 0; k < pool.size(); ++k) {
+        const Totals& t = pool[k].first->totals;
+        if (!fits_dram(t) || t.est_time_us > fastest + band_us) continue;
+        const Totals& b = pool[pick].first->totals;
+        if (!have || t.collectives < b.collectives || (t.collectives == b.collectives && t.bytes < b.bytes) ||
+            (t.collectives == b.collectives && t.bytes == b.bytes && t.est_time_us < b.est_time_us)) {
+          pick = k;
+          have = true;
+        }
+      }
+    }
+    std::string mode_name = chosen_mode;
+    if (pick != 0) {
+      // The search's own optimum becomes a candidate that lost, listed with the others.
+      Candidate previous{std::move(chosen), chosen_mode, "", ""};
+      previous.s.name = "mixed layouts (the search's fastest, " + chosen_mode + ")";
+      const Solved* picked = pool[pick].first;
+      for (auto& cand : candidates)
+        if (&cand.s == picked) {
+          chosen = std::move(cand.s);
+          mode_name = cand.mode;
+          cand.listed = false;
+          cand.s.feasible = false;  // moved from
+        }
+      candidates.push_back(std::move(previous));
+    }
+    if (mp.memory_fallback && fast_totals) {
+      double slower = chosen.totals.est_time_us - fast_totals->est_time_us;
+      std::string msg = "the fastest layout needs " + format_bytes(fast_totals->memory_per_device_bytes) + " per device on " +
+                        mesh.shape_string() + " (" + format_bytes(hw.dram_bytes) + " DRAM): falling back to a memory-saving layout (" +
+                        format_bytes(chosen.totals.memory_per_device_bytes) + " per device) that is " + format_us(slower) +
+                        " slower per forward (" + std::to_string(chosen.totals.collectives) + " collectives instead of " +
+                        std::to_string(fast_totals->collectives) + ")";
+      result.diagnostics.push_back({"memory-fallback", "warning", msg, model.modules[0].span, ""});
+      mp.notes.push_back(msg);
+    }
+    mp.mode = mesh.rows > 1 ? mode_name : "tensor / sequence / data choices on 'model'";
+    if (mesh.rows > 1 && mode_name.rfind("data", 0) == 0)
+      mp.notes.push_back("rows run data parallel: shard the inputs' batch dim over 'batch' (xs.mark_sharding(input, mesh, (\"batch\", None)))");
+    if (options.alternatives) {
+      for (auto& cand : candidates) {
+        if (!cand.listed) continue;
         Alternative a;
-        a.name = alt.name;
-        a.feasible = s.feasible;
-        if (!s.feasible) {
-          a.why_rejected = options.pinned_parameters.empty() && options.pinned_outputs.empty() ? "no layout of this kind exists for this model"
-                                                                                                 : "not possible under the pinned layouts";
-          if (alt.experts == kTagExpertAllToAll)
-            a.why_rejected = "needs the tokens split over the axis: " + std::to_string(options.workload.batch * options.workload.tokens_per_forward()) +
-                             " token(s) per forward cannot be divided over " + std::to_string(chosen.ctx.n) + " devices";
-          if (alt.sharded_norms && options.workload.phase == Phase::Decode)
-            a.why_rejected = "decode runs 1 token per sequence: there is no sequence to split";
-
+        a.name = cand.s.name;
+        a.feasible = cand.s.feasible && cand.infeasible_why.empty();
+        if (!a.feasible) {
+          a.why_rejected = cand.infeasible_why.empty() ? cand.s.infeasible_why : cand.infeasible_why;
+          if (!cand.excluded.empty()) a.why_rejected = cand.excluded + "; " + a.why_rejected;
           mp.alternatives.push_back(a);
           continue;
         }
-        a.totals = s.totals;
+        a.totals = cand.s.totals;
         // Same plan as the chosen one: not an alternative.
-        bool same = s.totals.collectives == chosen.totals.collectives && std::abs(s.totals.est_time_us - chosen.totals.est_time_us) < 1e-6;
-        if (same) continue;
-        double dt = s.totals.est_time_us - chosen.totals.est_time_us;
-        std::ostringstream why;
-        if (dt >= 0) why << format_us(dt) << " slower per forward (" << format_us(s.totals.est_time_us) << " vs " << format_us(chosen.totals.est_time_us) << ")";
-        else why << format_us(-dt) << " faster by the estimate but " << s.totals.collectives << " collectives instead of " << chosen.totals.collectives << " (fewer collectives win within the formulas' error)";
-        if (dt >= 0 && s.totals.collectives != chosen.totals.collectives)
-          why << "; " << s.totals.collectives << " collectives instead of " << chosen.totals.collectives;
-        if (s.totals.memory_per_device_bytes > dram) why << "; does not fit in DRAM";
-        a.why_rejected = why.str();
+        if (a.totals.collectives == chosen.totals.collectives && std::abs(a.totals.est_time_us - chosen.totals.est_time_us) < 1e-6 &&
+            std::abs(a.totals.bytes - chosen.totals.bytes) < 0.5)
+          continue;
+        a.why_rejected = rejection_reason(a.totals, chosen.totals, cand.excluded, fits_dram(a.totals), band_us, fastest);
         mp.alternatives.push_back(a);
       }
     }
@@ -925,20 +1149,33 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     auto diag = [&](const std::string& code, const std::string& severity, const std::string& msg, ir::Span span) {
       if (said.insert(code + msg).second) result.diagnostics.push_back({code, severity, msg, span, ""});
     };
+    // What the usual fixes for an uneven count cost (SHARDING.md §6: tt-mlir has no uneven sharding).
+    auto fixes = [&](int64_t count, const std::string& what) {
+      const int64_t padded = (count + n - 1) / n * n;
+      const int64_t degree = std::gcd(count, static_cast<int64_t>(n));
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%.2f%%", 100.0 * static_cast<double>(padded - count) / static_cast<double>(count));
+      return "usual fixes: pad the " + what + " to " + std::to_string(padded) + " (+" + pct + " of its weights and compute, as tt-xla pads heads: tt-xla #4881, #5017); " +
+             "keep it replicated (its weights and compute on every device); or split it over " + std::to_string(degree) +
+             (degree == 1 ? " device (no split)" : " devices") + " on a 2-D mesh and use the rest for data or sequence parallelism";
+    };
     for (const int i : sized_ops) {
       const auto& op = flow.ops[static_cast<size_t>(i)];
-      if (op.kind == OpKind::Attention) {
+      if (op.kind == OpKind::Attention || op.kind == OpKind::Softmax) {
+        // SDPA's query, or the scores a hand-written softmax(QKᵀ)V normalises: their heads dim.
         int q = op.inputs[0];
         for (size_t d = 0; d < prep->roles[q].size(); ++d) {
           if (prep->roles[q][d] != Role::Heads) continue;
           int64_t heads = flow.tensors[q].shape[d];
           if (heads % n != 0)
             diag("divisibility-heads", "warning",
-                 std::to_string(heads) + " attention heads do not divide the " + axis + " (" + std::to_string(n) + ") of mesh " + mesh.shape_string() +
-                     ": attention cannot be head-sharded evenly (tt-mlir has no uneven sharding); pad the heads to " +
-                     std::to_string((heads + n - 1) / n * n) + " as tt-xla does (tt-xla #4881, #5017) or use a mesh whose 'model' axis divides " + std::to_string(heads),
+                 std::to_string(heads) + " attention heads (" + module_pattern(model.modules[op.module].name) + ") do not divide the " + axis +
+                     " (" + std::to_string(n) + ") of mesh " + mesh.shape_string() +
+                     ": attention cannot be head-sharded evenly, so the planner keeps its heads whole (its projections replicated or "
+                     "split on another dim); " + fixes(heads, "heads"),
                  locate({"n_head", "num_heads", "n_heads", "num_attention_heads", "heads"}, heads, model.modules[op.module].span));
         }
+        if (op.kind == OpKind::Softmax) continue;
         // GQA / MQA: the key / value heads before their repeat.
         int k = op.inputs[1];
         int pr = prep->producer[k];
@@ -967,26 +1204,35 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         if (param < 0) continue;
         const auto& shape = flow.tensors[w].shape;
         double bytes = static_cast<double>(flow.tensors[w].numel()) * options.workload.dtype_bytes();
-        if (bytes < 8.0 * 1024 * 1024) continue;  // small weights: replicating them is fine anyway
-        bool any = false;
-        for (size_t d = 0; d < shape.size(); ++d) any |= shape[d] % n == 0 && shape[d] >= n && d < 2;
-        if (!any && shape.size() >= 2) {
-          bool conv = op.equation.find('H') != std::string::npos;
+        if (bytes < 8.0 * 1024 * 1024 || shape.size() < 2) continue;  // small weights: replicating them is fine anyway
+        // Column- and row-parallel layouts each split one of the two feature dims: say which one
+        // cannot be split, whatever the other does.
+        const bool conv = op.equation.find('H') != std::string::npos;
+        for (size_t d = 0; d < 2; ++d) {
+          if (shape[d] % n == 0 || shape[d] < n) continue;
+          // Orientation from the op (SHARDING.md §5): the weight dim the output keeps is the column one.
+          const std::string& eq = op.equation;
+          const size_t comma = eq.find(','), arrow = eq.find("->");
+          const std::string wl = comma != std::string::npos && arrow != std::string::npos ? eq.substr(comma + 1, eq.find(',', comma + 1) < arrow ? eq.find(',', comma + 1) - comma - 1 : arrow - comma - 1) : "";
+          const bool column = d < wl.size() && eq.find(wl[d], arrow) != std::string::npos;
+          const std::string layouts = std::string(column ? "column" : "row") + "-parallel layout (" + (column ? "output" : "input") + " " +
+                                      (conv ? "channels" : "features") + " split)";
           diag(conv ? "divisibility-channels" : "divisibility-features", "warning",
-               model.parameters[param].name + " " + (conv ? "channels" : "features") + " (" + std::to_string(shape[0]) + " x " +
-                   std::to_string(shape[1]) + ") do not divide the " + axis + " (" + std::to_string(n) + ") of mesh " +
-                   mesh.shape_string() + ": it stays replicated; pad it to a multiple of " + std::to_string(n) + " to shard it",
-               locate({"dim", "hidden", "ffn", "intermediate", "embd", "d_model", "channels", "ch", "width"}, shape[0] % n ? shape[0] : shape[1],
-                      model.parameters[param].span));
+               module_pattern(model.parameters[param].name) + " " + (conv ? "channels" : "features") + " " + std::to_string(shape[d]) + " (of " +
+                   std::to_string(shape[0]) + " x " + std::to_string(shape[1]) + ") do not divide the " + axis + " (" + std::to_string(n) +
+                   ") of mesh " + mesh.shape_string() + ": its " + layouts + " is impossible, so the planner splits it on the other dim or keeps it replicated; " +
+                   fixes(shape[d], conv ? "channels" : "features"),
+               locate({"dim", "hidden", "ffn", "intermediate", "embd", "d_model", "channels", "ch", "width"}, shape[d], model.parameters[param].span));
         }
       }
       if (op.kind == OpKind::Embedding) {
         int w = op.inputs[1];
         const auto& shape = flow.tensors[w].shape;
-        if (shape.size() == 2 && shape[0] % n != 0 && shape[1] % n != 0 && flow.tensors[w].parameter >= 0)
+        if (shape.size() == 2 && shape[0] % n != 0 && shape[0] >= 1000 && flow.tensors[w].parameter >= 0)
           diag("divisibility-vocab", "warning",
                "vocabulary " + std::to_string(shape[0]) + " does not divide the " + axis + " (" + std::to_string(n) + ") of mesh " +
-                   mesh.shape_string() + ": the embedding stays replicated; pad the vocabulary to " + std::to_string((shape[0] + n - 1) / n * n),
+                   mesh.shape_string() + ": the embedding cannot be vocab-parallel (nor an LM head tied to it column-parallel on the vocabulary), "
+                   "so the planner shards it on the hidden dim or keeps it replicated; " + fixes(shape[0], "vocabulary"),
                locate({"vocab"}, shape[0], model.parameters[flow.tensors[w].parameter].span));
       }
       if (op.kind == OpKind::Experts && op.sizes[0] % n != 0)

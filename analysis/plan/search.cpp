@@ -93,6 +93,11 @@ double storage_cost(const Prepared& prep, int t, Spec s, const Context& ctx) {
   double extra = 0;
   if (ctx.preference_us > 0 && ctx.preferred_params)
     if (auto it = ctx.preferred_params->find(param); it != ctx.preferred_params->end() && !(it->second == s)) extra = ctx.preference_us;
+  if (ctx.replication_us > 0 && ctx.tensor_required && static_cast<size_t>(param) < ctx.tensor_required->size())
+    if (const int req = (*ctx.tensor_required)[static_cast<size_t>(param)]; req >= 0) {
+      const bool segments = req >= 64;  // see MeshPlanner::tensor_required
+      if (!(s.sharded() && s.dim == req % 64 && (!segments || s.kind == kSegments))) extra += ctx.replication_us;
+    }
   if (ctx.memory_lambda <= 0) return extra;
   double b = tensor_bytes(prep, t, ctx);
   return extra + ctx.memory_lambda * (s.sharded() ? b / ctx.n : b);

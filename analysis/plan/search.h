@@ -90,6 +90,11 @@ struct Context {
   std::shared_ptr<const std::unordered_map<int, Spec>> preferred_params;  // shared: contexts are copied often
   double preference_us = 0;
   uint64_t preferred_hash = 0;  // set with preferred_params
+  // --strategy tensor: per parameter index, the dim it must be split on (-1: free); any other
+  // layout costs `replication_us` in the search only (see plan.cpp).
+  std::shared_ptr<const std::vector<int8_t>> tensor_required;
+  double replication_us = 0;
+  uint64_t tensor_required_hash = 0;  // set with tensor_required
   uint64_t hash() const;
 };
 

@@ -54,6 +54,8 @@ uint64_t Context::hash() const {
   mix(static_cast<uint64_t>(rows) * 7 + static_cast<uint64_t>(row_topology));
   mix(preferred_hash);
   mix(std::hash<double>()(preference_us));
+  mix(std::hash<double>()(replication_us));
+  mix(tensor_required_hash);
   std::vector<std::pair<int, uint32_t>> pins;
   for (auto& [k, v] : pinned_params) pins.emplace_back(k, v.code());
   for (auto& [k, v] : pinned_outputs) pins.emplace_back(-1 - k, v.code());

@@ -490,7 +490,9 @@ Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs
     flow_->ops.back().dims = {static_cast<int>(xs ? norm_dim(dim, xs->size()) : 0)};
     return r;
   }
-  if (cls.rfind("Dropout", 0) == 0 || cls == "Identity" || cls == "AlphaDropout")
+  // nn.Identity is its input (TorchScript inlines it away, so the exact graph has no op for it either).
+  if (cls == "Identity") return x;
+  if (cls.rfind("Dropout", 0) == 0 || cls == "AlphaDropout")
     return same_shape(in, OpKind::Scale, cls, x, {}, site);
   static const std::set<std::string> activations = {"ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid",
                                                     "Hardtanh", "Hardswish", "Hardsigmoid", "LeakyReLU", "ELU",

@@ -35,7 +35,8 @@ struct ComponentCheck {
 struct CheckReport {
   bool ok = false;                  // every checked component within tolerance
   std::string error;                // the check could not run (then nothing else is meaningful)
-  int error_kind = 0;               // 1: the model cannot be run; 5: the plan does not fit this model
+  int error_kind = 0;               // 1: the model cannot be run; 5: the plan does not fit this model;
+                                    // 6: the plan contradicts itself (a collective's kind vs its layouts)
   std::vector<ComponentCheck> components;
   std::vector<std::string> not_checked;  // what the method cannot check, and why
   std::vector<std::string> notes;
@@ -45,6 +46,9 @@ struct CheckReport {
   int collectives_run = 0;          // the plan's collectives as the devices ran them (the model output's too)
   int slices_run = 0;               // replicated values cut into the devices' blocks
   double seconds = 0;
+  int unchecked = 0;                // components and collectives the check could not run
+  // Reported as verified only when nothing was left unchecked: a check that ran nothing passes nothing.
+  bool verified() const { return ok && error.empty() && unchecked == 0; }
 };
 
 CheckReport check_plan(LoadedModel& model, const nlohmann::json& plan, const CheckOptions& options);

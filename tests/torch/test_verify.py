@@ -11,7 +11,8 @@ passes   the planner's plans for the fixtures (made for the full-size models, ch
 wrong    deliberately wrong plans fail, naming the component: a contiguous column split of GPT's
          fused QKV; a column-parallel layer feeding another column-parallel layer with no
          collective; a norm over a sharded dim without its statistics all-reduce (while the same
-         plan with it passes).
+         plan with it passes); an all-reduce relabelled all-gather (the kind contradicts its
+         layouts: exit 6); a plan with a part the check cannot run is not verified (exit 7).
 errors   clear messages and exit codes: a plan without the mesh, a plan of another model, a file
          that is not JSON, a missing model file, a mesh that does not divide.
 
@@ -49,6 +50,9 @@ REDUCED = {
 # GPT in prefill with batch 4 runs data parallel (the token ids cut by batch, gathered before the
 # head); Llama mixes it with tensor-parallel FFNs (all-gather before w1, reduce-scatter after w2).
 PREFILL = ["--phase", "prefill", "--seq", "4096", "--batch", "4"]
+# The VAE stage's tensor-parallel layout is within the cost model's error band of replicated, where
+# fewer collectives win: auto replicates it, so its slicing is verified under --strategy tensor.
+STRATEGY = {"vae_block": ["--strategy", "tensor"]}
 WORKLOADS = {"moe_routed": ["--phase", "prefill", "--seq", "4096", "--batch", "8"], "gpt": PREFILL, "llama": PREFILL}
 
 
@@ -128,7 +132,7 @@ def test_passes(shardlens, res, workdir):
                          (r or {}).get("error", err[-300:])):
             continue
         pt = os.path.join(workdir, name + ".pt")
-        plans = [("", [])] + ([(" prefill", WORKLOADS[name])] if name in WORKLOADS else [])
+        plans = [("", STRATEGY.get(name, []))] + ([(" prefill", WORKLOADS[name])] if name in WORKLOADS else [])
         for what, workload in plans:
             code, plan_path, perr = full_plan(shardlens, script_of(name), workdir, name + what.strip(), extra=workload)
             if res.check("plan %s%s (full size)" % (name, what), code == 0, perr[-300:]):
@@ -203,6 +207,31 @@ def test_wrong(shardlens, res, workdir):
         c = component(rep, "h.*")
         res.check("wrong plan fails %s: column feeding column without a collective" % mesh,
                   code == 4 and c and c["status"] == "mismatch", "exit %d %s %s" % (code, json.dumps(rep)[:500], verr[-200:]))
+        # 3. The all-reduce after a row-parallel layer relabelled all-gather: its kind contradicts
+        # its own from/to layouts (partial -> replicated), so the plan is refused, not run.
+        plan = copy.deepcopy(good)
+        m = mesh_of(plan, shape)
+        relabelled = [cl for cl in m["collectives"] if cl["kind"] == "all_reduce"]
+        relabelled[0]["kind"] = "all_gather"
+        code, rep, verr = verify(shardlens, gpt_pt, mesh, write_plan(plan, os.path.join(workdir, "relabel.json")))
+        res.check("wrong plan fails %s: an all-reduce relabelled all-gather (exit 6)" % mesh,
+                  code == 6 and rep and not rep["ok"] and "contradicts itself" in rep.get("error", "") and
+                  "is a all_reduce, not a all_gather" in rep.get("error", ""),
+                  "exit %d %s %s" % (code, json.dumps(rep)[:500], verr[-200:]))
+        # 4. A layout the check cannot apply: that block is not checked, so the plan is not
+        # reported as verified even though everything that was checked agrees.
+        plan = copy.deepcopy(good)
+        m = mesh_of(plan, shape)
+        for p in m["parameters"]:
+            if p["name"] == "h.0.mlp.up.weight":
+                p["layout"], p["spec"] = "mystery", None
+        code, rep, verr = verify(shardlens, gpt_pt, mesh, write_plan(plan, os.path.join(workdir, "unchecked.json")))
+        res.check("a plan with an unchecked part is not verified %s (exit 7)" % mesh,
+                  code == 7 and rep and not rep["ok"] and not rep["verified"] and rep["unchecked"] >= 1 and rep["checked_agree"],
+                  "exit %d %s %s" % (code, json.dumps(rep)[:500], verr[-200:]))
+        code, out, errtext = common.run([shardlens, "verify", gpt_pt, "--mesh", mesh, "--plan", os.path.join(workdir, "unchecked.json")])
+        res.check("its text says NOT VERIFIED %s" % mesh, code == 7 and "NOT VERIFIED" in out and "computes what the unsharded" not in out,
+                  out[-400:])
     # Llama in prefill: the residual stream split by batch, FFNs tensor parallel. Without the
     # all-gather before w1 each device's FFN sees only its own rows.
     done, err = export_reduced(workdir, ["llama"])

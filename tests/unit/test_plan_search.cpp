@@ -418,13 +418,16 @@ TEST_CASE("Every mesh of a request is planned; 2-D meshes use their rows", "[pla
     const auto& g = p.result.meshes[i];
     CAPTURE(g.mesh.shape_string());
     // The rows are used (2-D tensor or data parallel), and the modes not taken are reported with
-    // their cost, none of them faster.
+    // their cost; one faster than the choice lost inside the error band on collectives.
     CHECK(g.mode.find("replicated") == std::string::npos);
     int rows_alternatives = 0;
     for (auto& a : g.alternatives)
-      if (a.name == "rows replicated" || a.name.find("'batch'") != std::string::npos) {
+      if (a.name == "rows replicated" || a.name.rfind("data parallel on", 0) == 0 || a.name.rfind("2-D", 0) == 0) {
         ++rows_alternatives;
-        if (a.feasible) CHECK(a.totals.est_time_us >= g.totals.est_time_us - 1e-6);
+        if (a.feasible && a.totals.est_time_us < g.totals.est_time_us - 1e-6) {
+          CHECK(a.totals.collectives > g.totals.collectives);
+          CHECK(a.why_rejected.find("error band") != std::string::npos);
+        }
       }
     CHECK(rows_alternatives == 2);
     if (g.mode.find("2-D") != std::string::npos)
