@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_planning.h"
 #include "ir/ir_json.h"
 #include "ir/ir_text.h"
 #include "python/extractor.h"
@@ -24,6 +25,12 @@ bool read_file(const std::string& path, std::string& out, std::string& error) {
   }
   if (S_ISDIR(st.st_mode)) {
     error = "'" + path + "' is a directory, not a Python file";
+    return false;
+  }
+  // The server's cap and the imports' (a 20 MB file took 2.6 GB to inspect).
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > python::ModuleLoader::kMaxModuleBytes) {
+    error = "'" + path + "' is larger than " + std::to_string(python::ModuleLoader::kMaxModuleBytes >> 20) +
+            " MiB; shardlens does not analyse it";
     return false;
   }
   std::ifstream in(path, std::ios::binary);
@@ -44,6 +51,7 @@ bool read_file(const std::string& path, std::string& out, std::string& error) {
 int run_inspect(const std::vector<std::string>& args) {
   std::string file, model, format = "text";
   std::vector<std::string> python_path;
+  uint64_t memory_budget_mib = python::ExtractOptions().memory_budget_mib;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](const char* flag) -> const std::string* {
@@ -63,6 +71,13 @@ int run_inspect(const std::vector<std::string>& args) {
       if (a.size() > 13) python_path.push_back(a.substr(14));
       else if (auto v = value("--python-path")) python_path.push_back(*v);
       else return 2;
+    } else if (a == "--memory-budget" || a.rfind("--memory-budget=", 0) == 0) {
+      bool inline_value = a.size() > 15;  // --memory-budget=MIB
+      const std::string* v = inline_value ? nullptr : value("--memory-budget");
+      if (!inline_value && !v) return 2;
+      auto n = positive_int("shardlens inspect", "--memory-budget", inline_value ? a.substr(16) : *v);
+      if (!n) return 2;
+      memory_budget_mib = static_cast<uint64_t>(*n);
     } else if (a == "--format") {
       auto v = value("--format");
       if (!v) return 2;
@@ -80,7 +95,7 @@ int run_inspect(const std::vector<std::string>& args) {
     }
   }
   if (file.empty()) {
-    std::fputs("usage: shardlens inspect FILE [--model EXPR] [--python-path DIR ...] [--format text|json]\n", stderr);
+    std::fputs("usage: shardlens inspect FILE [--model EXPR] [--python-path DIR ...] [--memory-budget MIB] [--format text|json]\n", stderr);
     return 2;
   }
   if (format != "text" && format != "json") {
@@ -92,6 +107,11 @@ int run_inspect(const std::vector<std::string>& args) {
     std::ostringstream buf;
     buf << std::cin.rdbuf();
     text = buf.str();
+    if (text.size() > python::ModuleLoader::kMaxModuleBytes) {
+      std::fprintf(stderr, "shardlens inspect: standard input is larger than %zu MiB; shardlens does not analyse it\n",
+                   python::ModuleLoader::kMaxModuleBytes >> 20);
+      return 1;
+    }
   } else if (!read_file(file, text, error)) {
     std::fprintf(stderr, "shardlens inspect: %s\n", error.c_str());
     return 1;
@@ -104,6 +124,7 @@ int run_inspect(const std::vector<std::string>& args) {
   python::ExtractOptions options;
   options.model_expression = model;
   options.python_path = python::search_path_entries(python_path);
+  options.memory_budget_mib = memory_budget_mib;
   auto result = extractor.extract(options);
   if (format == "json") {
     auto j = ir::to_json(result.model);

@@ -47,7 +47,7 @@ FlagStatus take_planning_flag(const char* command, const char* usage, const std:
     has_inline = true;
   }
   static const char* kFlags[] = {"--model", "--mesh", "--strategy", "--batch", "--seq", "--phase", "--dtype",
-                                 "--hardware", "--spatial", "--pin", "--pin-output", "--pins-only", "--python-path"};
+                                 "--hardware", "--spatial", "--pin", "--pin-output", "--pins-only", "--python-path", "--memory-budget"};
   bool mine = false;
   for (auto* f : kFlags) mine |= a == f;
   if (!mine) return FlagStatus::NotMine;
@@ -83,6 +83,10 @@ FlagStatus take_planning_flag(const char* command, const char* usage, const std:
     out.model_expr = *v;
   } else if (a == "--python-path") {
     out.python_path.push_back(*v);
+  } else if (a == "--memory-budget") {
+    auto n = positive_int(command, a, *v);
+    if (!n) return FlagStatus::Error;
+    out.memory_budget_mib = static_cast<uint64_t>(*n);
   } else if (a == "--mesh") {
     std::string error;
     auto m = plan::parse_mesh(*v, error);
@@ -142,6 +146,7 @@ std::optional<PlanningSource> extract_for_planning(const char* command, const st
   python::ExtractOptions extract;
   extract.model_expression = planning.model_expr;
   extract.python_path = python::search_path_entries(planning.python_path);
+  if (planning.memory_budget_mib) extract.memory_budget_mib = planning.memory_budget_mib;
   extract.trace_forward = true;
   extract.workload = planning.trace;
   auto extracted = extractor.extract(extract);

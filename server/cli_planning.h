@@ -18,6 +18,7 @@ namespace shardlens::cli {
 struct PlanningArgs {
   std::string model_expr;
   std::vector<std::string> python_path;  // --python-path DIR, repeatable
+  uint64_t memory_budget_mib = 0;        // --memory-budget MIB; 0: the default
   plan::PlanOptions options;
   python::TraceWorkload trace;
 };

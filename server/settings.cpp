@@ -27,6 +27,8 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
     for (const char* key : {"allowExecution", "python", "exactGraph"})
       if (analysis_only.erase(key))
         problems.push_back(std::string(key) + " is ignored in pyproject.toml: only your editor's settings can allow running code");
+    if (analysis_only.erase("memoryBudgetMiB"))
+      problems.push_back("memoryBudgetMiB is ignored in pyproject.toml: only your editor's settings can change what an analysis may use");
     return apply(analysis_only, problems, SettingsSource::User);
   }
   auto text = [&](const char* key, std::string& field, std::initializer_list<const char*> allowed) {
@@ -79,6 +81,7 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
   text("strategy", strategy, {"auto", "tensor"});
   positive("batch", batch);
   positive("seq", seq);
+  positive("memoryBudgetMiB", memory_budget_mib);
   text("phase", phase, {"prefill", "decode"});
   text("dtype", dtype, {"bf16", "fp32", "bfp8"});
   text("hardware", hardware, {"wormhole", "blackhole"});
@@ -97,7 +100,7 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
 json Settings::to_json() const {
   return {{"meshes", meshes}, {"strategy", strategy}, {"batch", batch}, {"seq", seq}, {"phase", phase},
           {"dtype", dtype},   {"hardware", hardware}, {"model", model}, {"allowExecution", allow_execution}, {"python", python},
-          {"exactGraph", exact_graph}, {"pythonPath", python_path}};
+          {"exactGraph", exact_graph}, {"pythonPath", python_path}, {"memoryBudgetMiB", memory_budget_mib}};
 }
 
 plan::PlanOptions Settings::plan_options() const {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "python/interpreter.h"
 
 namespace shardlens::server {
 
@@ -36,6 +37,9 @@ struct Settings {
   // Setting `pythonPath` (`python-path` in pyproject.toml): folders searched for imports after the
   // script's folder, its package root and PYTHONPATH; relative ones from the document's folder.
   std::vector<std::string> python_path;
+  // Setting `memoryBudgetMiB`: the memory budget of a document's analysis (python::ExtractOptions).
+  // Like execution, only the user's settings may raise it: a repository cannot.
+  int64_t memory_budget_mib = static_cast<int64_t>(python::Interpreter::kDefaultMemoryBudgetMiB);
 
   // Applies the keys present in `object`; a bad value is reported in `problems` and ignored, and
   // so is an execution key from a workspace file.

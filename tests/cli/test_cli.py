@@ -5,6 +5,7 @@ Usage: test_cli.py PATH/TO/shardlens ALLOCATOR   (ALLOCATOR: what `shardlens ver
 Prints one line per check and a closing `N passed, N failed` line.
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -160,6 +161,57 @@ with tempfile.TemporaryDirectory() as tmp:
     check("plan text: divisibility diagnostic points at the config field",
           code == 0 and "llama.py:15:5: warning [divisibility-kv-heads]" in out, out[-600:])
     check("plan text: a per-component table with a Total row", "layers.*" in out and "Total" in out and "rejected:" in out, out[:600])
+
+    # Integers as Python has them: no trap, no abort, no wrap (issue 32).
+    def inspect_json(name, text, *extra):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        code, out, err = run("inspect", path, "--format", "json", *extra)
+        return code, (json.loads(out) if code == 0 and out.startswith("{") else {}), err
+
+    header = "import math\nimport torch\nimport torch.nn as nn\n"
+    code, m, err = inspect_json("int_min_div.py", header + (
+        "width = -(2**63) // -1 % 7 + divmod(-(2**63), -1)[1] + (-(2**63)) % -1\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(4, width + max(range(-(2**63), 0)) + 2)\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x) * (-(2**63) // -1)\n"
+        "model = Net()\n"))
+    # -(2**63) // -1 == 2**63, whose % 7 is 1; max(range(-(2**63), 0)) == -1.
+    check("-(2**63) // -1, % and divmod do not trap; max(range(-(2**63), 0)) does not abort",
+          code == 0 and [p["shape"] for p in m["parameters"]] == [[2, 4], [2]], err or str(m)[:300])
+    code, out, err = run("plan", os.path.join(tmp, "int_min_div.py"), "--mesh", "1x2")
+    check("... nor in forward() while planning", code == 0, err[-300:])
+
+    code, m, err = inspect_json("huge_dim.py", header + "model = nn.Linear(4, 2**64)\n")
+    check("a dim beyond int64 is unknown and says so, not a wrapped number",
+          code == 0 and m["parameters"][0]["shape"] is None
+          and any("beyond 64 bits" in u["reason"] for u in m["unresolved"]), str(m)[:400])
+
+    code, m, err = inspect_json("huge_total.py", header + "model = nn.Linear(10**12, 10**12)\n")
+    check("a parameter total beyond int64 is exact (a decimal string in JSON)",
+          code == 0 and m["total_parameters"] == str(10**24 + 10**12), str(m.get("total_parameters")))
+    code, out, err = run("inspect", os.path.join(tmp, "huge_total.py"))
+    check("... and in text", code == 0 and "total parameters: 1,000,000,000,001,000,000,000,000" in out, out[-300:])
+    code, m, err = inspect_json("factorial.py", header + "model = nn.Linear(math.factorial(20), 10, bias=False)\n")
+    check("a factorial's total does not turn negative",
+          code == 0 and m["total_parameters"] == str(math.factorial(20) * 10), str(m.get("total_parameters")))
+    code, m, err = inspect_json("small_total.py", header + "model = nn.Linear(3, 2)\n")
+    check("a total within int64 stays a JSON number", code == 0 and m["total_parameters"] == 8, str(m.get("total_parameters")))
+
+    code, m, err = inspect_json("recursive_class.py", header + (
+        "class Block(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 2)\n"
+        "        self.inner = Block()\n"
+        "model = Block()\n"))
+    reported = code == 1 and "RecursionError" in err or any("RecursionError" in u["what"] + u["reason"] for u in m.get("unresolved", []))
+    check("a class that builds itself recursively is a RecursionError, not a 150-deep model",
+          reported and len(m.get("modules", [])) < 10, (err + str(m))[:400])
 
     # Every model script in the repository plans without crashing (exit 0, or 1 with a message).
     import glob
