@@ -168,7 +168,7 @@ with tempfile.TemporaryDirectory() as tmp:
         with open(path, "w") as f:
             f.write(text)
         code, out, err = run("inspect", path, "--format", "json", *extra)
-        return code, (json.loads(out) if code == 0 and out.startswith("{") else {}), err
+        return code, (json.loads(out) if out.startswith("{") else {}), err
 
     header = "import math\nimport torch\nimport torch.nn as nn\n"
     code, m, err = inspect_json("int_min_div.py", header + (
@@ -209,9 +209,23 @@ with tempfile.TemporaryDirectory() as tmp:
         "        self.fc = nn.Linear(2, 2)\n"
         "        self.inner = Block()\n"
         "model = Block()\n"))
-    reported = code == 1 and "RecursionError" in err or any("RecursionError" in u["what"] + u["reason"] for u in m.get("unresolved", []))
+    reported = "RecursionError" in err + m.get("error", "") or any("RecursionError" in u["what"] + u["reason"] for u in m.get("unresolved", []))
     check("a class that builds itself recursively is a RecursionError, not a 150-deep model",
           reported and len(m.get("modules", [])) < 10, (err + str(m))[:400])
+
+    # Bounded memory: the budget is a flag, the file cap is the server's (issue 32).
+    code, m, err = inspect_json("doubling.py", header + "model = nn.Linear(2, 2)\ns = 'ab'\nwhile True:\n    s += s\n",
+                                "--memory-budget", "16")
+    check("a doubling string stops at --memory-budget with an unresolved entry naming it",
+          code == 0 and len(m["parameters"]) == 2 and any("memory budget of 16 MiB" in u["reason"] for u in m["unresolved"]),
+          (err + str(m))[:400])
+    code, out, err = run("inspect", os.path.join(tmp, "doubling.py"), "--memory-budget", "lots")
+    check("a bad --memory-budget is a usage error", code == 2 and "--memory-budget" in err, err)
+    big = os.path.join(tmp, "big.py")
+    with open(big, "w") as f:
+        f.write("x = 1\n" * (3 << 19))  # 9 MiB
+    code, out, err = run("inspect", big)
+    check("a file over 8 MiB is refused as the server refuses it", code == 1 and "larger than 8 MiB" in err, err)
 
     # Every model script in the repository plans without crashing (exit 0, or 1 with a message).
     import glob
