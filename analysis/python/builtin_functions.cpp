@@ -334,9 +334,10 @@ Value min_max(Interpreter& in, Args& a, const ir::Span& site, bool want_max) {
   std::vector<Value> items;
   // A range's ends, without listing it: max(range(-(2**63), 0)) is -1, not 2**63 items.
   if (auto* r = a.positional.size() == 1 && !a.keyword("key") ? a.positional[0].as<RangeObj>() : nullptr; r && r->size() > 0) {
-    Value first = Value::integer(r->start);
-    Value last = in.binary("+", first, in.binary("*", Value::integer(r->size() - 1), Value::integer(r->step), site), site);
-    return want_max == (r->step > 0) ? last : first;
+    // In 128 bits: size() saturates at INT64_MAX, and this range has 2**63 items.
+    __int128 span = static_cast<__int128>(r->stop) - r->start + (r->step > 0 ? -1 : 1);
+    auto last = static_cast<int64_t>(r->start + span / r->step * r->step);  // within [start, stop)
+    return Value::integer(want_max == (r->step > 0) ? last : r->start);
   }
   if (a.positional.size() == 1) {
     Value why;
