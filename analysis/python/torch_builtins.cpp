@@ -92,6 +92,10 @@ std::optional<std::vector<int64_t>> dims_of(const std::vector<Value>& values, Va
       if (why) *why = v;
       return std::nullopt;
     }
+    if (v.kind == Value::Kind::BigInt) {  // PyTorch sizes are int64: no tensor has this dim
+      if (why) *why = Value::make_unknown("size " + repr(v) + " is beyond 64 bits");
+      return std::nullopt;
+    }
     if (!v.is_int()) {
       if (why) *why = Value::make_unknown("size " + repr(v) + " is not an integer");
       return std::nullopt;

@@ -142,7 +142,10 @@ TEST_CASE("runaway code stops: infinite recursion, endless loops, a huge range")
       "class Net(nn.Module):\n"
       "    def __init__(self):\n"
       "        super().__init__()\n"
-      "        self.n = loop()\n"
+      "        try:\n"
+      "            self.n = loop()\n"  // RecursionError, as in Python
+      "        except RecursionError:\n"
+      "            self.n = None\n"
       "        i = 0\n"
       "        while True:\n"
       "            i += 1\n"
@@ -158,4 +161,49 @@ TEST_CASE("runaway code stops: infinite recursion, endless loops, a huge range")
   CHECK(r.model.parameters.size() == 2);
   CHECK(mentions(r.model, "while-loop stopped"));
   CHECK(mentions(r.model, "beyond the iteration limit"));
+}
+
+TEST_CASE("a class that builds itself recursively is a RecursionError, not a deep model") {
+  std::string text =
+      "import torch.nn as nn\n"
+      "class Block(nn.Module):\n"
+      "    def __init__(self):\n"
+      "        super().__init__()\n"
+      "        self.fc = nn.Linear(2, 2)\n"
+      "        self.inner = Block()\n"
+      "class Net(nn.Module):\n"
+      "    def __init__(self):\n"
+      "        super().__init__()\n"
+      "        self.head = nn.Linear(2, 2)\n"
+      "        try:\n"
+      "            self.body = Block()\n"
+      "        except RecursionError:\n"
+      "            self.caught = True\n"
+      "model = Block()\n"
+      "net = Net()\n";
+  ModelExtractor e(text, "recursive.py");
+  python::ExtractOptions options;
+  options.model_expression = "net";
+  auto r = e.extract(options);
+  REQUIRE(r.ok);
+  CHECK(r.model.parameters.size() == 2);  // Net's head: the recursive body raised and was caught
+  CHECK(mentions(r.model, "RecursionError"));  // `model = Block()` raised it at module level
+}
+
+TEST_CASE("tiny scripts that grow strings or lists without end stop at the memory budget") {
+  for (std::string grow : {"s = 'ab'\nwhile True:\n    s += s\n",                      // doubling string
+                           "a = [0]\nwhile True:\n    a.append(a[:])\n",                // quadratic copies
+                           "a = [0]\nwhile True:\n    a += a\n",                        // doubling list
+                           "s = 'x' * (10 ** 12)\n",                                    // one huge value
+                           "a = [0] * (10 ** 10)\n",
+                           "d = {}\nfor i in range(10 ** 6):\n    d[str(i) * 100] = i\n"}) {
+    ModelExtractor e("import torch.nn as nn\nmodel = nn.Linear(2, 2)\n" + grow, "grow.py");
+    python::ExtractOptions options;
+    options.memory_budget_mib = 32;
+    auto r = e.extract(options);
+    INFO(grow);
+    REQUIRE(r.ok);
+    CHECK(r.model.parameters.size() == 2);
+    CHECK(mentions(r.model, "memory budget of 32 MiB"));
+  }
 }
