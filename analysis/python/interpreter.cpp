@@ -191,6 +191,22 @@ std::shared_ptr<ClassObj> Interpreter::make_builtin_class(const std::string& qua
     cls->is_exception |= b->is_exception;
   }
   compute_mro(*cls);
+  if (init && cls->is_module) {
+    // The layers' __init__ fill in the module of `self`: called unbound on what is not an instance
+    // (`nn.Linear.__init__(3, 4, 5)`) it is a TypeError, not a null module (found by the front-end
+    // fuzzer: a segfault). An instance that is not yet a module (a class with bases we cannot
+    // see) becomes one, as when it registers a layer.
+    init = [qualname, inner = std::move(init)](Interpreter& in, const Value& callee, CallArgs& a, const ir::Span& site) -> Value {
+      auto* self = a.positional.empty() ? nullptr : a.positional.front().as<InstanceObj>();
+      if (self && !self->module) {
+        self->module = std::make_unique<ModuleData>();
+        self->module->span = site;
+      }
+      if (self) return inner(in, callee, a, site);
+      return in.raise("TypeError", "descriptor '__init__' of '" + qualname + "' needs a module instance, not " +
+                                       (a.positional.empty() ? std::string("nothing") : "'" + type_name(a.positional.front()) + "'"), site);
+    };
+  }
   if (init) cls->set("__init__", native(qualname + ".__init__", std::move(init)));
   define(qualname, Value::object(cls));
   return cls;

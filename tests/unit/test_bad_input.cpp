@@ -207,3 +207,31 @@ TEST_CASE("tiny scripts that grow strings or lists without end stop at the memor
     CHECK(mentions(r.model, "memory budget of 32 MiB"));
   }
 }
+
+// Found by the front-end fuzzer (tests/fuzz/fuzz_frontend.cpp): a layer's __init__ called unbound on
+// what is not a module instance dereferenced a null module (a segfault in the CLI and the server).
+TEST_CASE("a layer's __init__ called on what is not a module is a TypeError, not a crash") {
+  std::string text =
+      "import torch.nn as nn\n"
+      "caught = 0\n"
+      "for init in (nn.Linear.__init__, nn.Embedding.__init__, nn.LayerNorm.__init__, nn.Conv2d.__init__, nn.ModuleList.__init__):\n"
+      "    try:\n"
+      "        init(3, 4, 5, 3)\n"
+      "    except TypeError:\n"
+      "        caught += 1\n"
+      "class Mixin:\n"
+      "    pass\n"
+      "class Net(nn.Module):\n"
+      "    def __init__(self):\n"
+      "        super().__init__()\n"
+      "        self.fc = nn.Linear(2, caught)\n"
+      "        nn.Embedding.__init__(Mixin(), 10, 4)\n"  // an instance that is not a module: fine, as in Python
+      "model = Net()\n"
+      "nn.Embedding.__init__(3, 4, 5)\n";  // uncaught at module level
+  ModelExtractor e(text, "unbound_init.py");
+  auto r = e.extract({});
+  REQUIRE(r.ok);
+  REQUIRE(r.model.parameters.size() == 2);
+  CHECK(r.model.parameters[0].shape == std::vector<int64_t>{5, 2});  // all five raised TypeError
+  CHECK(mentions(r.model, "TypeError"));
+}
