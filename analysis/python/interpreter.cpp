@@ -236,7 +236,7 @@ bool Interpreter::step() {
 
 bool Interpreter::charge_memory(uint64_t bytes) {
   if (budget_exhausted_) return false;
-  memory_charged_ += bytes;
+  if (__builtin_add_overflow(memory_charged_, bytes, &memory_charged_)) memory_charged_ = UINT64_MAX;  // saturates
   if (memory_charged_ <= limits_.max_value_bytes) return true;
   budget_exhausted_ = true;
   budget_reason_ = "the script's values (strings, lists, dicts, tensor values) need more than the analysis memory budget of " +
@@ -247,7 +247,10 @@ bool Interpreter::charge_memory(uint64_t bytes) {
 
 bool Interpreter::fits_memory(int64_t count, uint64_t each) {
   uint64_t bytes = 0;
-  if (__builtin_mul_overflow(static_cast<uint64_t>(count), each, &bytes) || memory_charged_ + bytes > limits_.max_value_bytes)
+  // Compared without adding: 'ab' * (2**63 - 1) asks for 2**64 - 2 bytes, and a sum would wrap
+  // past the budget (found by the front-end fuzzer: std::length_error from the reserve below).
+  if (__builtin_mul_overflow(static_cast<uint64_t>(count), each, &bytes) || memory_charged_ > limits_.max_value_bytes ||
+      bytes > limits_.max_value_bytes - memory_charged_)
     return charge_memory(UINT64_MAX - memory_charged_);  // fails, and says why
   return true;
 }

@@ -235,3 +235,16 @@ TEST_CASE("a layer's __init__ called on what is not a module is a TypeError, not
   CHECK(r.model.parameters[0].shape == std::vector<int64_t>{5, 2});  // all five raised TypeError
   CHECK(mentions(r.model, "TypeError"));
 }
+
+// Found by the front-end fuzzer: with a few bytes already charged, 'ab' * (2**63 - 1) asked for
+// 2**64 - 2 bytes, the budget check's sum wrapped, and the reserve threw std::length_error (abort).
+TEST_CASE("a repetition near 2**64 bytes stops at the memory budget, however much was charged before") {
+  for (std::string grow : {"t = 'ab' * (2**63 - 1)\n", "t = (2**63 - 1) * 'abcd'\n", "t = [0, 1] * (2**62)\n", "t = 'a' * (2**63 - 1)\n"}) {
+    ModelExtractor e("import torch.nn as nn\ns = 'x' * 10\nmodel = nn.Linear(2, 2)\n" + grow, "repeat.py");
+    auto r = e.extract({});
+    INFO(grow);
+    REQUIRE(r.ok);
+    CHECK(r.model.parameters.size() == 2);
+    CHECK(mentions(r.model, "memory budget"));
+  }
+}
