@@ -148,6 +148,7 @@ int plan_on_graph(const char* prog_name, const std::string& file, const std::str
     python::ExtractOptions extract;
     extract.model_expression = model_expr;
     if (model_expr.empty() && g.json.value("root", "").find('(') != std::string::npos) extract.model_expression = g.json.value("root", "");
+    if (planning.memory_budget_mib) extract.memory_budget_mib = planning.memory_budget_mib;
     extract.trace_forward = true;
     extract.workload.batch = options.workload.batch;
     extract.workload.tokens = options.workload.tokens_per_forward();

@@ -1,10 +1,11 @@
-// `shardlens inspect FILE [--model EXPR] [--python-path DIR ...] [--format text|json]`
+// `shardlens inspect FILE [--model EXPR] [--python-path DIR ...] [--memory-budget MIB] [--format text|json]`
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "commands.h"
 #include "flags.h"
+#include "planning_flags.h"
 #include "ir/ir_json.h"
 #include "ir/ir_text.h"
 #include "python/extractor.h"
@@ -14,21 +15,18 @@ namespace shardlens::cli {
 namespace {
 
 const char* kInspectUsage =
-    "usage: shardlens inspect FILE [--model EXPR] [--python-path DIR ...] [--format text|json]\n"
+    "usage: shardlens inspect FILE [--model EXPR] [--python-path DIR ...] [--memory-budget MIB] [--format text|json]\n"
     "  the modules and parameters FILE builds, statically (no Python is run); FILE - reads stdin.\n";
 
 }  // namespace
 
 int run_inspect(const std::vector<std::string>& args) {
-  std::string file, model, format = "text";
-  std::vector<std::string> python_path;
+  std::string file, format = "text";
+  ScriptArgs script;
   FlagReader flags("shardlens inspect", kInspectUsage, args);
   while (flags.next()) {
-    if (flags.is("--model")) {
-      if (auto v = flags.value()) model = *v;
-    } else if (flags.is("--python-path")) {
-      if (auto v = flags.value()) python_path.push_back(*v);
-    } else if (flags.is("--format")) {
+    if (take_script_flag(flags, script)) continue;
+    if (flags.is("--format")) {
       if (auto v = flags.choice({"text", "json"})) format = *v;
     } else {
       flags.file(file);
@@ -41,6 +39,7 @@ int run_inspect(const std::vector<std::string>& args) {
     buf << std::cin.rdbuf();
     text = buf.str();
     if (text.find('\0') != std::string::npos) error = "'-' is not a text file (it contains NUL bytes)";
+    else if (text.size() > python::ModuleLoader::kMaxModuleBytes) error = "standard input " + session::too_large_to_analyse();
   } else {
     session::read_script(file, text, error);
   }
@@ -50,8 +49,9 @@ int run_inspect(const std::vector<std::string>& args) {
   }
   python::ModelExtractor extractor(std::move(text), file);
   python::ExtractOptions options;
-  options.model_expression = model;
-  options.python_path = python::search_path_entries(python_path);
+  options.model_expression = script.model_expr;
+  options.python_path = python::search_path_entries(script.python_path);
+  if (script.memory_budget_mib) options.memory_budget_mib = script.memory_budget_mib;
   auto result = extractor.extract(options);
   if (format == "json") {
     auto j = ir::to_json(result.model);

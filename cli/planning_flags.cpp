@@ -20,7 +20,21 @@ bool valid_layout(const std::string& s) {
 
 }  // namespace
 
+bool take_script_flag(FlagReader& flags, ScriptArgs& out) {
+  if (flags.is("--model")) {
+    if (auto v = flags.value()) out.model_expr = *v;
+  } else if (flags.is("--python-path")) {
+    if (auto v = flags.value()) out.python_path.push_back(*v);
+  } else if (flags.is("--memory-budget")) {
+    if (auto n = flags.positive()) out.memory_budget_mib = static_cast<uint64_t>(*n);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool take_planning_flag(FlagReader& flags, PlanningArgs& out) {
+  if (take_script_flag(flags, out)) return true;
   auto& options = out.options;
   static const std::pair<const char*, session::PlanChoice> kChoices[] = {{"--strategy", session::PlanChoice::Strategy},
                                                                          {"--phase", session::PlanChoice::Phase},
@@ -46,10 +60,6 @@ bool take_planning_flag(FlagReader& flags, PlanningArgs& out) {
     if (eq == std::string::npos || !valid_layout(v->substr(eq + 1)))
       flags.fail(flags.name() + " takes NAME=LAYOUT with LAYOUT replicated, partial or shard:D, not '" + *v + "'");
     else (flags.is("--pin") ? options.pinned_parameters : options.pinned_outputs)[v->substr(0, eq)] = v->substr(eq + 1);
-  } else if (flags.is("--model")) {
-    if (auto v = flags.value()) out.model_expr = *v;
-  } else if (flags.is("--python-path")) {
-    if (auto v = flags.value()) out.python_path.push_back(*v);
   } else if (flags.is("--mesh")) {
     auto v = flags.value();
     if (!v) return true;
@@ -125,7 +135,8 @@ std::optional<PlanningSource> extract_for_planning(const std::string& command, c
     return std::nullopt;
   }
   python::ModelExtractor extractor(source.text, file);
-  auto extracted = extractor.extract(session::planning_extract_options(planning.model_expr, planning.python_path, planning.trace));
+  auto extracted = extractor.extract(session::planning_extract_options(planning.model_expr, planning.python_path, planning.trace,
+                                                                       planning.memory_budget_mib));
   if (!extracted.ok) {
     std::fprintf(stderr, "%s: %s: %s\n", command.c_str(), file.c_str(), extracted.error.c_str());
     return std::nullopt;

@@ -3,6 +3,7 @@
 // script. One place, so that they accept and reject exactly the same inputs with the same messages.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,15 +18,26 @@
 
 namespace shardlens::cli {
 
-struct PlanningArgs {
-  std::string model_expr;
+// What every command that reads a script shares — `inspect` and the planning commands: which
+// model, where imports are searched, and how much memory the analysis may use.
+struct ScriptArgs {
+  std::string model_expr;                // --model EXPR
   std::vector<std::string> python_path;  // --python-path DIR, repeatable
+  uint64_t memory_budget_mib = 0;        // --memory-budget MIB; 0: the default (python::ExtractOptions)
+};
+
+// Takes the reader's current argument when it is one of ScriptArgs' flags: true then (a bad value
+// ends the reading with a message); false when it is not one.
+bool take_script_flag(FlagReader& flags, ScriptArgs& out);
+
+struct PlanningArgs : ScriptArgs {
   plan::PlanOptions options;
   python::TraceWorkload trace;
   bool phase_given = false, seq_given = false;  // --phase / --seq: the workload is the user's, not the kind's
 };
 
-// Takes the reader's current argument (and its value) when it is a planning flag: true then
+// Takes the reader's current argument (and its value) when it is a planning flag (ScriptArgs'
+// included): true then
 // (a bad value ends the reading with a message, as FlagReader does); false when it is not one.
 bool take_planning_flag(FlagReader& flags, PlanningArgs& out);
 

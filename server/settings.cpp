@@ -20,6 +20,8 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
     for (const char* key : {"allowExecution", "python", "exactGraph"})
       if (analysis_only.erase(key))
         problems.push_back(std::string(key) + " is ignored in pyproject.toml: only your editor's settings can allow running code");
+    if (analysis_only.erase("memoryBudgetMiB"))
+      problems.push_back("memoryBudgetMiB is ignored in pyproject.toml: only your editor's settings can change what an analysis may use");
     return apply(analysis_only, problems, SettingsSource::User);
   }
   auto text = [&](const char* key, std::string& field, const std::vector<std::string>& allowed) {
@@ -72,6 +74,7 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
   text("strategy", strategy, session::choice_names(session::PlanChoice::Strategy));
   positive("batch", batch);
   positive("seq", seq);
+  positive("memoryBudgetMiB", memory_budget_mib);
   text("phase", phase, session::choice_names(session::PlanChoice::Phase));
   text("dtype", dtype, session::choice_names(session::PlanChoice::Dtype));
   // A built-in chip or a hardware profile's path (`shardlens calibrate`), read now so that a bad one is said.
@@ -96,7 +99,7 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
 json Settings::to_json() const {
   return {{"meshes", meshes}, {"strategy", strategy}, {"batch", batch}, {"seq", seq}, {"phase", phase},
           {"dtype", dtype},   {"hardware", hardware}, {"model", model}, {"allowExecution", allow_execution}, {"python", python},
-          {"exactGraph", exact_graph}, {"pythonPath", python_path}};
+          {"exactGraph", exact_graph}, {"pythonPath", python_path}, {"memoryBudgetMiB", memory_budget_mib}};
 }
 
 

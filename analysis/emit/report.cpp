@@ -178,7 +178,7 @@ class ReportWriter {
   void model_and_target(std::ostream& out) {
     out << "## 1. Model & target\n\n";
     double dtype_bytes = options_.workload.dtype_bytes();
-    int64_t total = model_.total_parameters();
+    ir::BigInt total = model_.total_parameters();
     std::set<std::string> declared;
     for (auto& p : model_.parameters) declared.insert(p.dtype);
     std::string declared_s;
@@ -186,7 +186,7 @@ class ReportWriter {
     const auto& w = options_.workload;
     out << "- **Model / variant:** " << md_code(model_.model) << " (root: " << md_code(model_.root_expression.empty() ? model_.model : model_.root_expression)
         << "), " << ir::format_count(total) << " parameters in " << model_.parameters.size() << " tensors ("
-        << plan::format_bytes(static_cast<double>(total) * dtype_bytes) << " in " << w.dtype << "), " << model_.modules.size() << " modules\n";
+        << plan::format_bytes(total.to_double() * dtype_bytes) << " in " << w.dtype << "), " << model_.modules.size() << " modules\n";
     out << "- **Load script:** " << md_code(script()) << "\n";
     out << "- **dtype:** " << w.dtype << " for planning (the script declares " << (declared_s.empty() ? std::string("no parameters") : declared_s) << ")\n";
     out << "- **Workload:** " << (w.phase == plan::Phase::Decode ? "decode (one new token per sequence per forward)" : "prefill")

@@ -45,6 +45,14 @@ const char* op_kind_name(OpKind k);
 
 using Shape = SmallVector<int64_t, 4>;  // most tensors have at most 4 dims
 
+// Elements of a shape, saturating at INT64_MAX instead of wrapping (BigInt counts exactly).
+template <class Dims> int64_t saturating_numel(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
+  return n;
+}
+
 struct TensorInfo {
   Shape shape;
   bool shape_known = false;
@@ -52,11 +60,7 @@ struct TensorInfo {
   int parameter = -1;  // index into ModelIR::parameters
   int buffer = -1;     // index into ModelIR::buffers
   bool data_dependent = false;  // a dim's size depends on values (routed tokens): shape is an estimate
-  int64_t numel() const {
-    int64_t n = 1;
-    for (auto d : shape) n *= d;
-    return n;
-  }
+  int64_t numel() const { return saturating_numel(shape); }
 };
 
 struct Op {

@@ -30,7 +30,10 @@ nlohmann::json to_json(const ModelIR& model) {
   for (const auto& b : model.buffers)
     buffers.push_back({{"name", b.name}, {"shape", shape_json(b.shape, b.shape_known)}, {"dtype", b.dtype},
                        {"persistent", b.persistent}, {"span", span_to_json(b.span)}});
-  j["total_parameters"] = model.total_parameters();
+  // A number while it fits in int64; beyond, its exact decimal digits as a string (README).
+  BigInt total = model.total_parameters();
+  if (auto small = total.to_int64()) j["total_parameters"] = *small;
+  else j["total_parameters"] = total.to_string();
   auto& unresolved = j["unresolved"] = nlohmann::json::array();
   for (const auto& u : model.unresolved)
     unresolved.push_back({{"what", u.what}, {"reason", u.reason}, {"span", span_to_json(u.span)}});

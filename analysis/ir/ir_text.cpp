@@ -59,7 +59,7 @@ std::string shape_text(const std::vector<int64_t>& shape, bool known) {
 
 struct Row {
   std::string name, shape;
-  int64_t count;
+  BigInt count;
   int64_t times;
 };
 
@@ -68,7 +68,7 @@ void collect_rows(const ModelIR& model, int index, const std::string& prefix, in
   for (int p : m.parameters) {
     const auto& param = model.parameters[p];
     std::string leaf = param.name.substr(param.name.rfind('.') == std::string::npos ? 0 : param.name.rfind('.') + 1);
-    rows.push_back({prefix + leaf, shape_text(param.shape, param.shape_known), param.numel(), times});
+    rows.push_back({prefix + leaf, shape_text(param.shape, param.shape_known), param.count(), times});
   }
   for (const Run& r : runs_of(model, m)) {
     size_t n = r.last - r.first;
@@ -92,13 +92,13 @@ std::string human(double bytes) {
 
 }  // namespace
 
-std::string format_count(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n), out;
+std::string format_count(const BigInt& n) {
+  std::string digits = n.abs().to_string(), out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
     out += digits[i];
   }
-  return (n < 0 ? "-" : "") + out;
+  return (n.negative() ? "-" : "") + out;
 }
 
 std::string to_text(const ModelIR& model) {
@@ -122,16 +122,16 @@ std::string to_text(const ModelIR& model) {
                   static_cast<int>(wshape), r.shape.c_str(), format_count(r.count).c_str(), times.c_str());
     out << line;
   }
-  int64_t total = model.total_parameters();
-  int64_t buffer_elems = 0;
+  BigInt total = model.total_parameters();
+  BigInt buffer_elems;
   for (auto& b : model.buffers) {
-    int64_t n = 1;
-    for (auto d : b.shape) n *= d;
-    buffer_elems += b.shape_known ? n : 0;
+    BigInt n(1);
+    for (auto d : b.shape) n = n * BigInt(d);
+    if (b.shape_known) buffer_elems = buffer_elems + n;
   }
   out << "\nmodel: " << model.model << " (" << model.root_expression << ")\n";
-  out << "total parameters: " << format_count(total) << " (" << human(static_cast<double>(total) * 2) << " in bf16, "
-      << human(static_cast<double>(total) * 4) << " in fp32)\n";
+  out << "total parameters: " << format_count(total) << " (" << human(total.to_double() * 2) << " in bf16, "
+      << human(total.to_double() * 4) << " in fp32)\n";
   out << "parameter tensors: " << model.parameters.size() << ", modules: " << model.modules.size()
       << ", buffers: " << model.buffers.size() << " (" << format_count(buffer_elems) << " elements)\n";
   for (auto& n : model.notes) out << "note: " << n << "\n";

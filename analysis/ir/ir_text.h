@@ -11,6 +11,6 @@ namespace shardlens::ir {
 std::string to_text(const ModelIR& model);
 // The traced forward ops, one per line, indented by module call depth.
 std::string dataflow_to_text(const ModelIR& model);
-std::string format_count(int64_t n);  // 354823168 -> "354,823,168"
+std::string format_count(const BigInt& n);  // 354823168 -> "354,823,168"
 
 }  // namespace shardlens::ir

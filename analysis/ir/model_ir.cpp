@@ -2,15 +2,17 @@
 
 namespace shardlens::ir {
 
-int64_t Parameter::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+int64_t Parameter::numel() const { return saturating_numel(shape); }
+
+BigInt Parameter::count() const {
+  BigInt n(1);
+  for (int64_t d : shape) n = n * BigInt(d);
   return n;
 }
 
-int64_t ModelIR::total_parameters() const {
-  int64_t total = 0;
-  for (const auto& p : parameters) total += p.numel();
+BigInt ModelIR::total_parameters() const {
+  BigInt total;
+  for (const auto& p : parameters) total = total + p.count();
   return total;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/big_int.h"
 #include "ir/dataflow.h"
 #include "ir/span.h"
 
@@ -18,7 +19,8 @@ struct Parameter {
   bool shape_known = true;     // false: see the matching entry in ModelIR::unresolved
   std::string dtype = "float32";
   Span span;                   // where the parameter (or the layer that owns it) is created
-  int64_t numel() const;
+  int64_t numel() const;       // saturates at INT64_MAX (costs are doubles anyway); count() is exact
+  BigInt count() const;
 };
 
 struct Buffer {
@@ -59,7 +61,7 @@ struct ModelIR {
   std::vector<std::string> notes;  // choices the front end made that a user should know about
   Dataflow dataflow;               // forward(), when traced (ExtractOptions::trace_forward)
 
-  int64_t total_parameters() const;
+  BigInt total_parameters() const;  // exact: 10**24 parameters do not wrap
 };
 
 }  // namespace shardlens::ir

@@ -777,7 +777,9 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
         const Node& n = next[k];
         const StateView state = next_pool.view(n);
         for (size_t e = 0; e < state.size() && !dominated[k]; ++e) {
-          const auto& [t, spec] = state[e];
+          // Not a structured binding: the lambda below captures t, which clang before 16 refuses.
+          const auto& t = state[e].first;
+          const auto& spec = state[e].second;
           if (spec.kind == kReplicated) continue;
           // The state with entry e replicated, probed by its hash.
           uint64_t h = n.hash - entry_hash(t, spec) + entry_hash(t, Spec::R());

@@ -9,6 +9,7 @@
 
 #include "ir/split.h"
 #include "python/interpreter.h"
+#include "python/numbers.h"
 
 namespace shardlens::python {
 namespace {
@@ -39,7 +40,7 @@ std::string format_with_spec(Interpreter& in, const Value& v, const std::string&
   else if (!spec.empty() && is_align(spec[0])) { align = spec[0]; i = 1; }
   if (i < spec.size() && (spec[i] == '+' || spec[i] == '-' || spec[i] == ' ')) sign = spec[i++];
   if (i < spec.size() && spec[i] == '0') { zero = true; ++i; }
-  while (i < spec.size() && isdigit(static_cast<unsigned char>(spec[i]))) width = std::max(width, 0) * 10 + (spec[i++] - '0');
+  while (i < spec.size() && isdigit(static_cast<unsigned char>(spec[i]))) width = std::min(std::max(width, 0) * 10 + (spec[i++] - '0'), 100'000'000);  // bounded: no int overflow
   if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) { comma = true; ++i; }
   if (i < spec.size() && spec[i] == '.') {
     ++i;
@@ -193,24 +194,33 @@ Value str_percent(Interpreter& in, const Value& self, Args& a, const ir::Span& s
 
 // --- conversions -----------------------------------------------------------------------------
 
+// int(text, base): Python's literal rules, exact at any size.
+Value int_from_text(Interpreter& in, const Value& v, int base, const ir::Span& site) {
+  std::string t = v.s;
+  t.erase(std::remove(t.begin(), t.end(), '_'), t.end());
+  size_t b = t.find_first_not_of(" \t\n"), e = t.find_last_not_of(" \t\n");
+  t = b == std::string::npos ? "" : t.substr(b, e - b + 1);
+  bool negative = !t.empty() && t[0] == '-';
+  if (!t.empty() && (t[0] == '-' || t[0] == '+')) t.erase(0, 1);
+  if (t.size() > 1 && t[0] == '0' && (base == 0 || base == 16 || base == 8 || base == 2)) {
+    char k = static_cast<char>(t[1] | 0x20);
+    int prefixed = k == 'x' ? 16 : k == 'o' ? 8 : k == 'b' ? 2 : 0;
+    if (prefixed && (base == 0 || base == prefixed)) { base = prefixed; t.erase(0, 2); }
+  }
+  if (base == 0) base = 10;
+  auto n = ir::BigInt::parse(t, base);
+  if (!n) return in.raise("ValueError", "invalid literal for int() with base " + std::to_string(base) + ": " + repr(v), site);
+  if (n->bit_length() > kMaxIntBits) return in.unknown("int() of a number beyond the " + std::to_string(kMaxIntBits) + "-bit limit", site);
+  return Value::big_integer(negative ? -*n : *n);
+}
+
 Value to_int(Interpreter& in, const Value& v, const ir::Span& site) {
   if (v.is_unknown()) return v;
-  if (v.is_int()) return Value::integer(v.as_int());
-  if (v.kind == Value::Kind::Float) {
-    if (!std::isfinite(v.f)) return in.raise("OverflowError", "cannot convert float to integer", site);
-    return Value::integer(static_cast<int64_t>(std::trunc(v.f)));
-  }
-  if (v.is_str()) {
-    char* end = nullptr;
-    std::string t = v.s;
-    t.erase(std::remove(t.begin(), t.end(), '_'), t.end());
-    long long n = std::strtoll(t.c_str(), &end, 10);
-    while (end && *end == ' ') ++end;
-    if (t.empty() || (end && *end)) return in.raise("ValueError", "invalid literal for int(): " + repr(v), site);
-    return Value::integer(n);
-  }
+  if (v.is_integral()) return v.kind == Value::Kind::Bool ? Value::integer(v.as_int()) : v;
+  if (v.kind == Value::Kind::Float) return in.number_result(int_from_float(v.f), site);
+  if (v.is_str()) return int_from_text(in, v, 10, site);
   if (auto* t = v.as<TensorObj>()) {
-    if (t->values && t->values->size() == 1) return Value::integer(static_cast<int64_t>(std::trunc((*t->values)[0])));
+    if (t->values && t->values->size() == 1) return in.number_result(int_from_float((*t->values)[0]), site);
     return in.unknown("int() of a tensor whose value is not known statically", site);
   }
   return in.raise("TypeError", "int() argument must be a string or a number, not '" + type_name(v) + "'", site);
@@ -218,6 +228,7 @@ Value to_int(Interpreter& in, const Value& v, const ir::Span& site) {
 
 Value to_float(Interpreter& in, const Value& v, const ir::Span& site) {
   if (v.is_unknown()) return v;
+  if (v.is_integral()) return in.number_result(float_from_int(v), site);
   if (v.is_number()) return Value::floating(v.as_float());
   if (v.is_str()) {
     std::string t = v.s;
@@ -321,6 +332,13 @@ std::optional<int64_t> length(Interpreter& in, const Value& v, const ir::Span& s
 
 Value min_max(Interpreter& in, Args& a, const ir::Span& site, bool want_max) {
   std::vector<Value> items;
+  // A range's ends, without listing it: max(range(-(2**63), 0)) is -1, not 2**63 items.
+  if (auto* r = a.positional.size() == 1 && !a.keyword("key") ? a.positional[0].as<RangeObj>() : nullptr; r && r->size() > 0) {
+    // In 128 bits: size() saturates at INT64_MAX, and this range has 2**63 items.
+    __int128 span = static_cast<__int128>(r->stop) - r->start + (r->step > 0 ? -1 : 1);
+    auto last = static_cast<int64_t>(r->start + span / r->step * r->step);  // within [start, stop)
+    return Value::integer(want_max == (r->step > 0) ? last : r->start);
+  }
   if (a.positional.size() == 1) {
     Value why;
     auto seq = in.iterate(a.positional[0], site, &why);
@@ -560,7 +578,7 @@ void install_python_builtins(Interpreter& in) {
   auto value_error = in.make_builtin_class("builtins.ValueError", {exc}, nullptr);
   for (auto& [name, base] : std::vector<std::pair<std::string, std::shared_ptr<ClassObj>>>{
            {"KeyError", lookup}, {"IndexError", lookup}, {"ZeroDivisionError", arith}, {"OverflowError", arith},
-           {"NotImplementedError", runtime}, {"ModuleNotFoundError", import_error}, {"TypeError", exc},
+           {"NotImplementedError", runtime}, {"RecursionError", runtime}, {"ModuleNotFoundError", import_error}, {"TypeError", exc},
            {"AttributeError", exc}, {"AssertionError", exc}, {"StopIteration", exc}, {"NameError", exc},
            {"OSError", exc}, {"UnicodeError", value_error}, {"Warning", exc}, {"UserWarning", exc},
            {"DeprecationWarning", exc}, {"KeyboardInterrupt", base_exc}, {"SystemExit", base_exc}})
@@ -594,6 +612,8 @@ void install_python_builtins(Interpreter& in) {
   def("range", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (auto* u = first_unknown_arg(a)) return *u;
     for (auto& v : a.positional)
+      if (v.kind == Value::Kind::BigInt) return in.unknown("a range with bounds beyond 64 bits", site);
+    for (auto& v : a.positional)
       if (!v.is_int()) return in.raise("TypeError", "'" + type_name(v) + "' object cannot be interpreted as an integer", site);
     auto r = std::make_shared<RangeObj>();
     if (a.positional.size() == 1) r->stop = a.positional[0].as_int();
@@ -607,8 +627,11 @@ void install_python_builtins(Interpreter& in) {
   });
   type_def("int", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.empty()) return Value::integer(0);
-    if (a.positional.size() == 2 && a.positional[0].is_str() && a.positional[1].is_int())
-      return Value::integer(std::strtoll(a.positional[0].s.c_str(), nullptr, static_cast<int>(a.positional[1].as_int())));
+    if (a.positional.size() == 2 && a.positional[0].is_str() && a.positional[1].is_int()) {
+      int64_t base = a.positional[1].as_int();
+      if (base != 0 && base != 2 && base != 8 && base != 10 && base != 16) return in.unknown("int() with base " + std::to_string(base), site);
+      return int_from_text(in, a.positional[0], static_cast<int>(base), site);
+    }
     return to_int(in, a.positional[0], site);
   });
   type_def("float", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
@@ -655,8 +678,7 @@ void install_python_builtins(Interpreter& in) {
   def("abs", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.empty()) return in.raise("TypeError", "abs() takes one argument", site);
     const Value& v = a.positional[0];
-    if (v.kind == Value::Kind::Float) return Value::floating(std::fabs(v.f));
-    if (v.is_int()) return Value::integer(std::llabs(v.as_int()));
+    if (auto r = number_abs(v)) return in.number_result(*r, site);
     return v.is_unknown() ? v : in.unknown("abs() of " + type_name(v), site);
   });
   def("round", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
@@ -665,9 +687,10 @@ void install_python_builtins(Interpreter& in) {
     if (v.is_unknown()) return v;
     const Value* nd = argument(a, 1, "ndigits");
     if (!nd || nd->is_none()) {
-      if (v.is_int()) return Value::integer(v.as_int());
-      return Value::integer(static_cast<int64_t>(std::nearbyint(v.as_float())));  // banker's rounding
+      if (v.is_integral()) return to_int(in, v, site);
+      return in.number_result(int_from_float(std::nearbyint(v.as_float())), site);  // banker's rounding
     }
+    if (!nd->is_int() || !v.is_number()) return in.unknown("round() with these arguments", site);
     double scale = std::pow(10.0, static_cast<double>(nd->as_int()));
     return Value::floating(std::nearbyint(v.as_float() * scale) / scale);
   });
@@ -1093,8 +1116,9 @@ void install_python_builtins(Interpreter& in) {
     for (size_t p = self.s.find(a.positional[0].s); p != std::string::npos; p = self.s.find(a.positional[0].s, p + a.positional[0].s.size())) ++n;
     return Value::integer(n);
   });
-  str_method("zfill", [](Interpreter&, const Value& self, Args& a, const ir::Span&) {
+  str_method("zfill", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
     int64_t w = a.positional.empty() ? 0 : a.positional[0].as_int();
+    if (!in.fits_memory(w, 1)) return in.unknown("analysis memory budget exhausted", site);
     std::string s = self.s;
     if (static_cast<int64_t>(s.size()) < w) s.insert(0, static_cast<size_t>(w) - s.size(), '0');
     return Value::str(s);
@@ -1111,7 +1135,8 @@ void install_python_builtins(Interpreter& in) {
 
   // --- methods of list / tuple ---
   auto list_method = [&](const std::string& name, NativeFn fn) { in.define_method("list", name, std::move(fn)); };
-  list_method("append", [](Interpreter&, const Value& self, Args& a, const ir::Span&) {
+  list_method("append", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+    if (!in.charge_memory(sizeof(Value))) return in.unknown("analysis memory budget exhausted", site);
     self.as<ListObj>()->items.push_back(a.positional.empty() ? Value() : a.positional[0]);
     return Value::none();
   });
@@ -1122,6 +1147,7 @@ void install_python_builtins(Interpreter& in) {
       in.note("list.extend() with a value that could not be evaluated", why.is_unknown() ? why.unknown->reason : "", site);
       return Value::none();
     }
+    if (!in.charge_memory(items->size() * sizeof(Value))) return in.unknown("analysis memory budget exhausted", site);
     auto& l = self.as<ListObj>()->items;
     l.insert(l.end(), items->begin(), items->end());
     return Value::none();
@@ -1263,10 +1289,7 @@ void install_python_builtins(Interpreter& in) {
     return Value::boolean(std::floor(self.f) == self.f);
   });
   in.define_method("int", "bit_length", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
-    uint64_t u = static_cast<uint64_t>(std::llabs(self.as_int()));
-    int64_t n = 0;
-    while (u) { ++n; u >>= 1; }
-    return Value::integer(n);
+    return Value::integer(static_cast<int64_t>(self.as_big().bit_length()));
   });
 
   // Instances of user subclasses of dict keep their items in dict_items; the dict class's
@@ -1339,10 +1362,14 @@ void install_python_builtins(Interpreter& in) {
       if (a.positional.empty()) return in.raise("TypeError", "math." + name + "() takes an argument", site);
       const Value& v = a.positional[0];
       if (v.is_unknown()) return v;
-      if (!v.is_number()) return in.unknown("math." + name + "() of " + type_name(v), site);
-      double r = f(v.as_float());
-      if (std::isnan(r) && !std::isnan(v.as_float())) return in.raise("ValueError", "math domain error", site);
-      return integral ? Value::integer(static_cast<int64_t>(r)) : Value::floating(r);
+      // floor/ceil/trunc of an int is the int itself, at any size.
+      if (integral && v.is_integral()) return to_int(in, v, site);
+      if (!v.is_number() && !v.is_integral()) return in.unknown("math." + name + "() of " + type_name(v), site);
+      Value x = to_float(in, v, site);
+      if (x.kind != Value::Kind::Float) return x;
+      double r = f(x.f);
+      if (std::isnan(r) && !std::isnan(x.f)) return in.raise("ValueError", "math domain error", site);
+      return integral ? in.number_result(int_from_float(r), site) : Value::floating(r);
     });
   };
   math1("sqrt", static_cast<double (*)(double)>(std::sqrt), false);
@@ -1400,9 +1427,10 @@ void install_python_builtins(Interpreter& in) {
   });
   in.define_native("math.factorial", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.empty() || !a.positional[0].is_int()) return in.unknown("math.factorial() argument", site);
-    int64_t r = 1;
-    for (int64_t k = 2; k <= a.positional[0].as_int() && k < 21; ++k) r *= k;
-    return Value::integer(r);
+    if (a.positional[0].as_int() < 0) return in.raise("ValueError", "factorial() not defined for negative values", site);
+    Value r = Value::integer(1);  // exact at any size: the product moves to a big int past int64
+    for (int64_t k = 2; k <= a.positional[0].as_int() && !r.is_unknown(); ++k) r = in.binary("*", r, Value::integer(k), site);
+    return r;
   });
   in.define_native("math.isclose", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.size() < 2) return in.raise("TypeError", "isclose() takes 2 arguments", site);

@@ -516,7 +516,10 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     else if (construction_) spare_construction_ = std::move(construction_);
     fresh = std::make_unique<Construction>();
     c = fresh.get();
-    c->interp = std::make_unique<Interpreter>();
+    Interpreter::Limits limits;
+    limits.max_value_bytes = options.memory_budget_mib << 20;
+    if (options.step_budget) limits.max_steps = options.step_budget;
+    c->interp = std::make_unique<Interpreter>(limits);
     if (!loader_) loader_ = std::make_shared<ModuleLoader>();
     // __file__ is absolute, as Python 3.9+ gives it to the main script ("" for standard input).
     std::error_code ec;
@@ -824,7 +827,7 @@ void ModelExtractor::construct(Construction& c, const std::vector<std::shared_pt
         for (size_t q = 0; q < qualified.size(); ++q) {
           int64_t count = 0;
           for (auto& nt : named_tensors(*qualified[q].second, false))
-            if (nt.tensor->shape) count += nt.tensor->numel();
+            if (nt.tensor->shape) count = std::min(count, INT64_MAX - nt.tensor->numel()) + nt.tensor->numel();
           if (count >= best_count) {
             best = q;
             best_count = count;

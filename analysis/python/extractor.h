@@ -11,6 +11,7 @@
 
 #include "ir/model_ir.h"
 #include "python/forward_trace.h"
+#include "python/interpreter.h"
 #include "python/module_loader.h"
 #include "python/source_document.h"
 
@@ -42,6 +43,11 @@ struct ExtractOptions {
   // Where imports are searched after the script's folder and its package root, in order
   // (PYTHONPATH's entries, then --python-path / the python-path setting: search_path_entries()).
   std::vector<std::string> python_path;
+  // The memory budget of the script's run, in MiB (Interpreter::Limits::max_value_bytes): the CLI's
+  // --memory-budget, the server's memoryBudgetMiB setting.
+  uint64_t memory_budget_mib = Interpreter::kDefaultMemoryBudgetMiB;
+  // Statements and expressions the run may evaluate (Interpreter::Limits::max_steps); 0: the default.
+  uint64_t step_budget = 0;
   bool operator==(const ExtractOptions&) const = default;
 };
 

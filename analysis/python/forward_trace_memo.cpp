@@ -35,6 +35,7 @@ uint64_t value_hash(const Value& v, int depth = 0) {
     case Value::Kind::None: return 1;
     case Value::Kind::Bool: return mix64(2, v.b);
     case Value::Kind::Int: return mix64(3, static_cast<uint64_t>(v.i));
+    case Value::Kind::BigInt: return mix64(3, text_hash(v.as_big().to_string()));
     case Value::Kind::Float: {
       uint64_t bits = 0;
       std::memcpy(&bits, &v.f, sizeof bits);

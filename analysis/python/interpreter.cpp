@@ -3,6 +3,7 @@
 #include "python/module_loader.h"
 #include "python/forward_trace.h"
 #include "python/lowering.h"
+#include "python/numbers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,17 +27,6 @@ struct CallDepth {
 bool user_defined(const ClassObj& cls, const std::string& name) {
   const Value* v = cls.lookup(name);
   return v && v->as<FunctionObj>();
-}
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t floor_mod(int64_t a, int64_t b) {
-  int64_t m = a % b;
-  if (m != 0 && ((m < 0) != (b < 0))) m += b;
-  return m;
 }
 
 // The first Unknown among values, to propagate its reason.
@@ -105,6 +95,7 @@ void Interpreter::rollback(const Checkpoint& to) {
   if (notes_.size() > to.notes) notes_.resize(to.notes);
   steps_ = to.steps;
   budget_exhausted_ = to.budget_exhausted;
+  memory_charged_ = to.memory_charged;
   pending_.reset();
   // What the rolled-back work made and dropped needs no cycle breaking any more.
   auto expired = [](const auto& weak) { return weak.expired(); };
@@ -200,6 +191,22 @@ std::shared_ptr<ClassObj> Interpreter::make_builtin_class(const std::string& qua
     cls->is_exception |= b->is_exception;
   }
   compute_mro(*cls);
+  if (init && cls->is_module) {
+    // The layers' __init__ fill in the module of `self`: called unbound on what is not an instance
+    // (`nn.Linear.__init__(3, 4, 5)`) it is a TypeError, not a null module (found by the front-end
+    // fuzzer: a segfault). An instance that is not yet a module (a class with bases we cannot
+    // see) becomes one, as when it registers a layer.
+    init = [qualname, inner = std::move(init)](Interpreter& in, const Value& callee, CallArgs& a, const ir::Span& site) -> Value {
+      auto* self = a.positional.empty() ? nullptr : a.positional.front().as<InstanceObj>();
+      if (self && !self->module) {
+        self->module = std::make_unique<ModuleData>();
+        self->module->span = site;
+      }
+      if (self) return inner(in, callee, a, site);
+      return in.raise("TypeError", "descriptor '__init__' of '" + qualname + "' needs a module instance, not " +
+                                       (a.positional.empty() ? std::string("nothing") : "'" + type_name(a.positional.front()) + "'"), site);
+    };
+  }
   if (init) cls->set("__init__", native(qualname + ".__init__", std::move(init)));
   define(qualname, Value::object(cls));
   return cls;
@@ -220,9 +227,41 @@ bool Interpreter::step() {
   }
   if (++steps_ > limits_.max_steps) {
     budget_exhausted_ = true;
+    budget_reason_ = "the script needs more than the analysis budget of steps to execute";
     pending_ = PendingException{kBudget, "analysis step budget exhausted", {}};
     return false;
   }
+  return true;
+}
+
+bool Interpreter::charge_memory(uint64_t bytes) {
+  if (budget_exhausted_) return false;
+  if (__builtin_add_overflow(memory_charged_, bytes, &memory_charged_)) memory_charged_ = UINT64_MAX;  // saturates
+  if (memory_charged_ <= limits_.max_value_bytes) return true;
+  budget_exhausted_ = true;
+  budget_reason_ = "the script's values (strings, lists, dicts, tensor values) need more than the analysis memory budget of " +
+                   std::to_string(limits_.max_value_bytes >> 20) + " MiB (--memory-budget, memoryBudgetMiB)";
+  pending_ = PendingException{kBudget, "analysis memory budget exhausted", {}};
+  return false;
+}
+
+bool Interpreter::fits_memory(int64_t count, uint64_t each) {
+  uint64_t bytes = 0;
+  // Compared without adding: 'ab' * (2**63 - 1) asks for 2**64 - 2 bytes, and a sum would wrap
+  // past the budget (found by the front-end fuzzer: std::length_error from the reserve below).
+  if (__builtin_mul_overflow(static_cast<uint64_t>(count), each, &bytes) || memory_charged_ > limits_.max_value_bytes ||
+      bytes > limits_.max_value_bytes - memory_charged_)
+    return charge_memory(UINT64_MAX - memory_charged_);  // fails, and says why
+  return true;
+}
+
+bool Interpreter::charge_value(const Value& v, uint64_t made_since) {
+  if (v.is_str()) return charge_memory(v.s.size());
+  if (v.kind != Value::Kind::Obj || !v.obj || v.obj->serial < made_since) return true;
+  if (auto* l = TupleView::of(v)) return charge_memory(l->items.size() * sizeof(Value));
+  if (v.obj->kind == ObjKind::Dict || v.obj->kind == ObjKind::Set)
+    return charge_memory(static_cast<DictObj*>(v.obj.get())->entries.size() * 2 * sizeof(Value));
+  if (auto* t = v.as<TensorObj>()) return charge_memory(t->values.size() * sizeof(double));
   return true;
 }
 
@@ -237,6 +276,15 @@ void Interpreter::note(const std::string& what, const std::string& reason, const
 Value Interpreter::raise(const std::string& type, const std::string& message, const ir::Span& site) {
   if (!pending_) pending_ = PendingException{type, message, site};
   return unknown(type + ": " + message, site);
+}
+
+Value Interpreter::number_result(const NumberResult& r, const ir::Span& site) {
+  switch (r.kind) {
+    case NumberResult::Kind::Value: return r.value;
+    case NumberResult::Kind::Raise: return raise(r.error_type, r.message, site);
+    case NumberResult::Kind::Unknown: return unknown(r.message, site);
+  }
+  return unknown(r.message, site);
 }
 
 bool Interpreter::take_exception(const std::string& type) {
@@ -274,7 +322,7 @@ void Interpreter::run_module(const std::vector<std::shared_ptr<Unit>>& units, co
     global_order_.push_back("__file__");
   }
   if (exec_units(units, globals_) == Flow::Raise && pending_ && pending_->type == kBudget)
-    note("analysis stopped", "the script needs more than the analysis budget of steps to execute", pending_->span);
+    note("analysis stopped", budget_reason_, pending_->span);
 }
 
 // A module's statements in order; one that raises is noted and the rest still run (partial
@@ -381,6 +429,7 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
       if (auto* l = current.as<ListObj>(); l && s.op == "+") {  // list += iterable extends in place
         if (tracer_) tracer_->mutated(l);
         if (auto items = iterate(rhs, span())) {
+          if (!charge_memory(items->size() * sizeof(Value))) return Flow::Raise;
           l->items.insert(l->items.end(), items->begin(), items->end());
           return done();
         }
@@ -388,6 +437,7 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
       if (auto* d = current.as<DictObj>(); d && s.op == "|") {
         if (tracer_) tracer_->mutated(d);
         if (auto* r = rhs.as<DictObj>()) {
+          if (!charge_memory(r->entries.size() * 2 * sizeof(Value))) return Flow::Raise;
           for (auto& kv : r->entries) d->set(kv.first, kv.second);
           return done();
         }
@@ -926,7 +976,7 @@ void Interpreter::assign(const Expr& target, Value value, Frame& frame) {
       Value key = eval(*target.items[1], frame);
       if (tracer_ && (obj.as<DictObj>() || obj.as<ListObj>())) tracer_->mutated(obj.obj.get());
       if (auto* d = obj.as<DictObj>()) {
-        d->set(key, std::move(value));
+        if (charge_memory(2 * sizeof(Value) + (key.is_str() ? key.s.size() : 0))) d->set(key, std::move(value));
       } else if (auto* l = obj.as<ListObj>()) {
         if (key.is_int()) {
           int64_t i = key.as_int();
@@ -1352,7 +1402,10 @@ Value Interpreter::call(const Value& callee, CallArgs args, const ir::Span& site
         tracer_->native_called(*n, args);
         return tracer_->native(*this, *n, args, site);
       }
-      return n->fn(*this, n->self, args, site);
+      uint64_t made_since = Object::serials_issued();
+      Value r = n->fn(*this, n->self, args, site);
+      if (!charge_value(r, made_since)) return unknown("analysis memory budget exhausted", site);
+      return r;
     }
     case ObjKind::Class: {
       auto* cls = static_cast<ClassObj*>(callee.obj.get());
@@ -1397,8 +1450,11 @@ Value Interpreter::call(const Value& callee, CallArgs args, const ir::Span& site
 }
 
 Value Interpreter::call_function(FunctionObj& fn, CallArgs args, const ir::Span& site, const Value* bound_self) {
+  // Python raises here (its own limit is about 1000 frames; ours counts calls, not frames): an
+  // unknown would let a class that builds itself recursively come out as a deep, valid model.
   if (call_depth_ >= limits_.max_call_depth)
-    return unknown("call depth limit reached (recursion?) in " + fn.qualname, site);
+    return raise("RecursionError", "maximum recursion depth exceeded (" + std::to_string(limits_.max_call_depth) +
+                                       " nested calls) in " + fn.qualname, site);
   CallDepth depth(call_depth_, deepest_call_);
   if (bound_self) args.positional.insert(args.positional.begin(), *bound_self);
   const FunctionDef& def = *fn.def;
@@ -1927,7 +1983,14 @@ Value Interpreter::eval(const Expr& e, Frame& frame) {
   auto site = [&] { return absolute(e.span, frame.unit); };
   switch (e.kind) {
     case ExprKind::Name: return lookup_name(e.name, frame, site());
-    case ExprKind::Int: return Value::integer(e.int_value);
+    case ExprKind::Int: {
+      if (e.name.empty()) return Value::integer(e.int_value);
+      size_t colon = e.name.find(':');  // a literal beyond int64 (lowering.cpp)
+      auto big = ir::BigInt::parse(std::string_view(e.name).substr(colon + 1), std::stoi(e.name.substr(0, colon)));
+      if (!big) return unknown("integer literal " + e.name.substr(colon + 1), site());
+      if (big->bit_length() > kMaxIntBits) return unknown("an integer literal beyond the " + std::to_string(kMaxIntBits) + "-bit limit", site());
+      return Value::big_integer(*big);
+    }
     case ExprKind::Float: return Value::floating(e.float_value);
     case ExprKind::Str: return Value::str(e.name);
     case ExprKind::FStr: return eval_fstring(e, frame);
@@ -1943,7 +2006,10 @@ Value Interpreter::eval(const Expr& e, Frame& frame) {
       Value obj = eval(*e.items[0], frame);
       Value idx = eval(*e.items[1], frame);
       if (pending_) return unknown("exception", site());
-      return eval_subscript(obj, idx, site());
+      uint64_t made_since = Object::serials_issued();
+      Value r = eval_subscript(obj, idx, site());  // a slice is a copy: charged
+      if (!charge_value(r, made_since)) return unknown("analysis memory budget exhausted", site());
+      return r;
     }
     case ExprKind::Slice: {
       auto s = std::make_shared<SliceObj>();
@@ -2004,6 +2070,7 @@ Value Interpreter::eval(const Expr& e, Frame& frame) {
           Value why;
           auto seq = iterate(v, site(), &why);
           if (!seq) return why.is_unknown() ? why : unknown("cannot unpack", site());
+          if (!charge_memory(seq->size() * sizeof(Value))) return unknown("analysis memory budget exhausted", site());
           items.insert(items.end(), seq->begin(), seq->end());
         } else {
           items.push_back(eval(*item, frame));
@@ -2094,6 +2161,7 @@ Value Interpreter::eval_fstring(const Expr& e, Frame& frame) {
     }
     out += to_str(v);
   }
+  if (!charge_memory(out.size())) return unknown("analysis memory budget exhausted", absolute(e.span, frame.unit));
   return Value::str(out);
 }
 
@@ -2138,6 +2206,8 @@ Value Interpreter::eval_comprehension(const Expr& e, Frame& frame) {
     return true;
   };
   if (!loop(0)) return failure.is_unknown() ? failure : unknown("exception in comprehension", absolute(e.span, frame.unit));
+  if (!charge_memory((out.size() + 2 * dict->entries.size()) * sizeof(Value)))
+    return unknown("analysis memory budget exhausted", absolute(e.span, frame.unit));
   if (e.kind == ExprKind::DictComp || e.kind == ExprKind::SetComp) return Value::object(dict);
   return make_list(std::move(out));
 }
@@ -2224,6 +2294,7 @@ std::optional<bool> Interpreter::truth(const Value& v) {
     case Value::Kind::None: return false;
     case Value::Kind::Bool: return v.b;
     case Value::Kind::Int: return v.i != 0;
+    case Value::Kind::BigInt: return true;  // never zero: zero fits in int64
     case Value::Kind::Float: return v.f != 0;
     case Value::Kind::Str: return !v.s.empty();
     case Value::Kind::Ellipsis: return true;
@@ -2259,10 +2330,9 @@ std::optional<bool> Interpreter::equal(const Value& a, const Value& b) {
       if (!other.as<InstanceObj>())
         if (Value* value = inst->find_attribute("value")) return equal(*value, other);
     }
-  if (a.is_number() && b.is_number()) {
-    if (a.kind == Value::Kind::Float || b.kind == Value::Kind::Float) return a.as_float() == b.as_float();
-    return a.as_int() == b.as_int();
-  }
+  if (a.is_integral() && b.is_integral()) return compare_ints(a, b) == 0;
+  if ((a.is_integral() || a.kind == Value::Kind::Float) && (b.is_integral() || b.kind == Value::Kind::Float))
+    return a.as_float() == b.as_float();
   if (a.kind != b.kind) return false;
   switch (a.kind) {
     case Value::Kind::None:
@@ -2330,12 +2400,7 @@ Value Interpreter::unary(const std::string& op, const Value& v, const ir::Span& 
     }
     return v;
   }
-  if (op == "-") {
-    if (v.kind == Value::Kind::Float) return Value::floating(-v.f);
-    if (v.is_int()) return Value::integer(-v.as_int());
-  }
-  if (op == "+" && v.is_number()) return v.kind == Value::Kind::Bool ? Value::integer(v.as_int()) : v;
-  if (op == "~" && v.is_int()) return Value::integer(~v.as_int());
+  if (auto r = number_unary(op, v)) return number_result(*r, site);
   return raise("TypeError", "bad operand type for unary " + op + ": '" + type_name(v) + "'", site);
 }
 
@@ -2385,11 +2450,10 @@ Value Interpreter::compare(const std::string& op, const Value& a, const Value& b
     return Value::boolean(op == "==" ? *e : !*e);
   }
   int cmp = 0;
-  if (a.is_number() && b.is_number()) {
-    if (a.kind == Value::Kind::Float || b.kind == Value::Kind::Float)
-      cmp = a.as_float() < b.as_float() ? -1 : a.as_float() > b.as_float() ? 1 : 0;
-    else
-      cmp = a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int() ? 1 : 0;
+  if (a.is_integral() && b.is_integral()) {
+    cmp = compare_ints(a, b);
+  } else if ((a.is_integral() || a.kind == Value::Kind::Float) && (b.is_integral() || b.kind == Value::Kind::Float)) {
+    cmp = a.as_float() < b.as_float() ? -1 : a.as_float() > b.as_float() ? 1 : 0;
   } else if (a.is_str() && b.is_str()) {
     cmp = a.s.compare(b.s);
     cmp = cmp < 0 ? -1 : cmp > 0 ? 1 : 0;
@@ -2414,6 +2478,13 @@ Value Interpreter::compare(const std::string& op, const Value& a, const Value& b
 }
 
 Value Interpreter::binary(const std::string& op, const Value& a, const Value& b, const ir::Span& site) {
+  uint64_t made_since = Object::serials_issued();
+  Value r = binary_uncharged(op, a, b, site);
+  if (!charge_value(r, made_since)) return unknown("analysis memory budget exhausted", site);
+  return r;
+}
+
+Value Interpreter::binary_uncharged(const std::string& op, const Value& a, const Value& b, const ir::Span& site) {
   if (a.as<TensorObj>() || b.as<TensorObj>()) {
     if (tracer_) return tracer_->binary(*this, op, a, b, site);
     if (const NativeFn* f = method("tensor", "__binary__")) {
@@ -2423,47 +2494,18 @@ Value Interpreter::binary(const std::string& op, const Value& a, const Value& b,
     return unknown("tensor arithmetic", site);
   }
   if (auto* u = first_unknown({&a, &b})) return *u;
-  if (a.is_number() && b.is_number()) {
-    bool floats = a.kind == Value::Kind::Float || b.kind == Value::Kind::Float;
-    if (op == "/") {
-      if (b.as_float() == 0) return raise("ZeroDivisionError", "division by zero", site);
-      return Value::floating(a.as_float() / b.as_float());
-    }
-    if (op == "**") {
-      if (!floats && b.as_int() >= 0) {
-        int64_t r = 1, base = a.as_int();
-        for (int64_t k = 0; k < b.as_int() && k < 64; ++k) r *= base;
-        return Value::integer(r);
-      }
-      return Value::floating(std::pow(a.as_float(), b.as_float()));
-    }
-    if (floats) {
-      double x = a.as_float(), y = b.as_float();
-      if (op == "+") return Value::floating(x + y);
-      if (op == "-") return Value::floating(x - y);
-      if (op == "*") return Value::floating(x * y);
-      if (op == "//") { if (y == 0) return raise("ZeroDivisionError", "float floor division by zero", site); return Value::floating(std::floor(x / y)); }
-      if (op == "%") { if (y == 0) return raise("ZeroDivisionError", "float modulo", site); double m = std::fmod(x, y); if (m != 0 && ((m < 0) != (y < 0))) m += y; return Value::floating(m); }
-    } else {
-      int64_t x = a.as_int(), y = b.as_int();
-      if (op == "+") return Value::integer(x + y);
-      if (op == "-") return Value::integer(x - y);
-      if (op == "*") return Value::integer(x * y);
-      if (op == "//") { if (y == 0) return raise("ZeroDivisionError", "integer division by zero", site); return Value::integer(floor_div(x, y)); }
-      if (op == "%") { if (y == 0) return raise("ZeroDivisionError", "integer modulo by zero", site); return Value::integer(floor_mod(x, y)); }
-      if (op == "&") return a.kind == Value::Kind::Bool && b.kind == Value::Kind::Bool ? Value::boolean(a.b && b.b) : Value::integer(x & y);
-      if (op == "|") return a.kind == Value::Kind::Bool && b.kind == Value::Kind::Bool ? Value::boolean(a.b || b.b) : Value::integer(x | y);
-      if (op == "^") return Value::integer(x ^ y);
-      if (op == "<<") return Value::integer(x << y);
-      if (op == ">>") return Value::integer(x >> y);
-    }
+  if (auto r = number_binary(op, a, b)) return number_result(*r, site);
+  if (a.is_str() && b.is_str() && op == "+") {
+    if (!fits_memory(1, a.s.size() + b.s.size())) return unknown("analysis memory budget exhausted", site);
+    return Value::str(a.s + b.s);
   }
-  if (a.is_str() && b.is_str() && op == "+") return Value::str(a.s + b.s);
   if (op == "*" && ((a.is_str() && b.is_int()) || (a.is_int() && b.is_str()))) {
     const std::string& s = a.is_str() ? a.s : b.s;
-    int64_t n = a.is_str() ? b.as_int() : a.as_int();
+    int64_t n = std::max<int64_t>(0, a.is_str() ? b.as_int() : a.as_int());
+    if (!fits_memory(n, s.size())) return unknown("analysis memory budget exhausted", site);
     std::string out;
-    for (int64_t k = 0; k < n && out.size() < 1'000'000; ++k) out += s;
+    out.reserve(static_cast<size_t>(n) * s.size());
+    for (int64_t k = 0; k < n; ++k) out += s;
     return Value::str(out);
   }
   if (a.is_str() && op == "%") {
@@ -2481,8 +2523,8 @@ Value Interpreter::binary(const std::string& op, const Value& a, const Value& b,
   }
   if (op == "*" && ((la && b.is_int()) || (lb && a.is_int()))) {
     auto* l = la ? la : lb;
-    int64_t n = la ? b.as_int() : a.as_int();
-    if (n * static_cast<int64_t>(l->items.size()) > 10'000'000) return unknown("list repetition too large", site);
+    int64_t n = std::max<int64_t>(0, la ? b.as_int() : a.as_int());
+    if (!fits_memory(n, l->items.size() * sizeof(Value))) return unknown("analysis memory budget exhausted", site);
     std::vector<Value> items;
     for (int64_t k = 0; k < n; ++k) items.insert(items.end(), l->items.begin(), l->items.end());
     return make_list(std::move(items), (la ? a : b).obj->kind == ObjKind::Tuple);

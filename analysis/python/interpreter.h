@@ -52,6 +52,7 @@ struct PendingException {
 };
 
 class ForwardTracer;
+struct NumberResult;
 class ModuleLoader;
 struct LoadedModule;
 
@@ -61,7 +62,12 @@ class Interpreter {
     uint64_t max_steps = 20'000'000;  // statements + expressions evaluated, per run
     int max_call_depth = 150;
     int64_t max_loop_iterations = 1'000'000;
+    // Bytes of values a run may make (strings, list and dict slots, tensors' tracked values),
+    // counted as they are made and never given back: a 186-byte script that doubles a string
+    // in a loop stops here instead of taking the machine's memory. --memory-budget / memoryBudgetMiB.
+    uint64_t max_value_bytes = kDefaultMemoryBudgetMiB << 20;
   };
+  static constexpr uint64_t kDefaultMemoryBudgetMiB = 256;
 
   explicit Interpreter(Limits limits);
   Interpreter() : Interpreter(Limits()) {}
@@ -90,8 +96,9 @@ class Interpreter {
     size_t events = 0, notes = 0;
     uint64_t steps = 0;
     bool budget_exhausted = false;
+    uint64_t memory_charged = 0;
   };
-  Checkpoint checkpoint() const { return {events_.size(), notes_.size(), steps_, budget_exhausted_}; }
+  Checkpoint checkpoint() const { return {events_.size(), notes_.size(), steps_, budget_exhausted_, memory_charged_}; }
   void rollback(const Checkpoint& to);
 
   // --- services for the natives (builtin_functions.cpp, torch_builtins.cpp) ---
@@ -105,13 +112,25 @@ class Interpreter {
   std::optional<bool> truth(const Value& v);
   // nullopt: not iterable here (the Unknown to propagate is written to *why)
   std::optional<std::vector<Value>> iterate(const Value& v, const ir::Span& site, Value* why = nullptr);
-  Value binary(const std::string& op, const Value& a, const Value& b, const ir::Span& site);
+  Value binary(const std::string& op, const Value& a, const Value& b, const ir::Span& site);  // charges its result
   std::optional<bool> equal(const Value& a, const Value& b);
   Value compare(const std::string& op, const Value& a, const Value& b, const ir::Span& site);
   // `del obj.name` / delattr(): also unregisters a module's parameter, buffer or child.
   void delete_attribute(const Value& object, const std::string& name, const ir::Span& site);
   std::string to_str(const Value& v);
   Value raise(const std::string& type, const std::string& message, const ir::Span& site);
+  // An arithmetic result (python/numbers.h) as a value: raised or unknown at `site` if it is one.
+  Value number_result(const NumberResult& r, const ir::Span& site);
+  // Counts `bytes` of values made against Limits::max_value_bytes; false once the budget is
+  // exceeded (the run then unwinds as it does when the step budget runs out).
+  bool charge_memory(uint64_t bytes);
+  // charge_memory() for what `v` holds, if it was made after serial `made_since` (strings always:
+  // they are copies).
+  bool charge_value(const Value& v, uint64_t made_since);
+  uint64_t memory_charged() const { return memory_charged_; }
+  // Whether `count` values of `each` bytes would fit the budget (charging nothing if so; a value
+  // this large is refused before it is made).
+  bool fits_memory(int64_t count, uint64_t each);
   bool exception_pending() const { return pending_.has_value(); }
   const PendingException* pending_exception() const { return pending_ ? &*pending_ : nullptr; }
   // Clears a pending exception of this type (or a subclass of it); true if there was one.
@@ -244,6 +263,9 @@ class Interpreter {
   size_t definitions_reused_ = 0;
   uint64_t id_counter_ = 0;
   int call_depth_ = 0;
+  uint64_t memory_charged_ = 0;
+  Value binary_uncharged(const std::string& op, const Value& a, const Value& b, const ir::Span& site);
+  std::string budget_reason_;  // why the budget ran out: steps or memory
   int deepest_call_ = 0;  // the largest call_depth_ reached since set_deepest_call()
   bool budget_exhausted_ = false;
   bool stop_requested_ = false;

@@ -668,8 +668,9 @@ ExprPtr Lowerer::number(TSNode n, bool is_float) {
   errno = 0;
   long long v = std::strtoll(start, nullptr, base);
   if (errno == ERANGE) {
-    e->kind = ExprKind::Float;  // beyond int64: keep the magnitude rather than wrap
-    e->float_value = std::strtod(digits.c_str(), nullptr);
+    // Beyond int64: the interpreter makes a big int of the digits (`name` = base, ':', digits).
+    e->name = std::to_string(base) + ":" + start;
+    return e;
   }
   e->int_value = v;
   return e;

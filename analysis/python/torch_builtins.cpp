@@ -50,7 +50,9 @@ bool bind_args(Interpreter& in, const std::string& fname, const std::vector<P>& 
     return false;
   }
   for (size_t i = 0; i < a.positional.size(); ++i) out[params[i].name] = a.positional[i];
-  for (auto& [k, v] : a.keywords) {
+  for (auto& keyword : a.keywords) {
+    const auto& k = keyword.first;  // not a structured binding: the lambda captures it (clang before 16 refuses)
+    const auto& v = keyword.second;
     bool known = std::any_of(params.begin(), params.end(), [&](const P& p) { return k == p.name; });
     if (!known) {
       if (allow_extra_kwargs) continue;
@@ -90,6 +92,10 @@ std::optional<std::vector<int64_t>> dims_of(const std::vector<Value>& values, Va
   for (auto& v : flat) {
     if (v.is_unknown()) {
       if (why) *why = v;
+      return std::nullopt;
+    }
+    if (v.kind == Value::Kind::BigInt) {  // PyTorch sizes are int64: no tensor has this dim
+      if (why) *why = Value::make_unknown("size " + repr(v) + " is beyond 64 bits");
       return std::nullopt;
     }
     if (!v.is_int()) {

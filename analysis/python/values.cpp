@@ -99,9 +99,30 @@ bool DictObj::erase(const Value& key) {
 }
 
 int64_t RangeObj::size() const {
-  if (step > 0 && stop > start) return (stop - start + step - 1) / step;
-  if (step < 0 && stop < start) return (start - stop - step - 1) / (-step);
-  return 0;
+  // In 128 bits: range(-(2**63), 0) spans more than int64 holds. Saturates (len() would raise).
+  __int128 n = 0;
+  if (step > 0 && stop > start) n = (static_cast<__int128>(stop) - start + step - 1) / step;
+  if (step < 0 && stop < start) n = (static_cast<__int128>(start) - stop - step - 1) / -static_cast<__int128>(step);
+  return n > INT64_MAX ? INT64_MAX : static_cast<int64_t>(n);
+}
+
+Value Value::big_integer(ir::BigInt v) {
+  if (auto small = v.to_int64()) return integer(*small);
+  Value x;
+  x.kind = Kind::BigInt;
+  x.obj = std::make_shared<BigIntObj>(std::move(v));
+  return x;
+}
+
+ir::BigInt Value::as_big() const {
+  if (kind == Kind::BigInt) return static_cast<const BigIntObj*>(obj.get())->value;
+  return ir::BigInt(as_int());
+}
+
+double Value::as_float() const {
+  if (kind == Kind::Float) return f;
+  if (kind == Kind::BigInt) return static_cast<const BigIntObj*>(obj.get())->value.to_double();
+  return static_cast<double>(as_int());
 }
 
 const Value* ClassObj::find(const std::string& attr) const {
@@ -153,6 +174,7 @@ std::string key_of(const Value& v) {
     // Python: 1 == 1.0 == True hash alike.
     case Value::Kind::Bool: return "i" + std::to_string(v.b ? 1 : 0);
     case Value::Kind::Int: return "i" + std::to_string(v.i);
+    case Value::Kind::BigInt: return "i" + v.as_big().to_string();
     case Value::Kind::Float:
       if (std::floor(v.f) == v.f && std::fabs(v.f) < 9e15) return "i" + std::to_string(static_cast<int64_t>(v.f));
       return "f" + std::to_string(v.f);
@@ -198,6 +220,7 @@ std::string repr(const Value& v) {
     case Value::Kind::None: return "None";
     case Value::Kind::Bool: return v.b ? "True" : "False";
     case Value::Kind::Int: return std::to_string(v.i);
+    case Value::Kind::BigInt: return v.as_big().to_string();
     case Value::Kind::Float: return float_repr(v.f);
     case Value::Kind::Str: {
       // Python's choice of quotes and escapes.
@@ -249,7 +272,8 @@ std::string type_name(const Value& v) {
   switch (v.kind) {
     case Value::Kind::None: return "NoneType";
     case Value::Kind::Bool: return "bool";
-    case Value::Kind::Int: return "int";
+    case Value::Kind::Int:
+    case Value::Kind::BigInt: return "int";
     case Value::Kind::Float: return "float";
     case Value::Kind::Str: return "str";
     case Value::Kind::Ellipsis: return "ellipsis";
@@ -277,6 +301,7 @@ std::string type_name(const Value& v) {
     case ObjKind::StaticMethod: return "staticmethod";
     case ObjKind::ClassMethod: return "classmethod";
     case ObjKind::DataclassField: return "Field";
+    case ObjKind::BigInt: return "int";  // a Value of Kind::BigInt answered above
   }
   return "object";
 }

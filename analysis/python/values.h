@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/big_int.h"
 #include "ir/model_ir.h"
 #include "python/syntax.h"
 
@@ -26,8 +27,13 @@ struct UnknownInfo {
   bool maybe_module = false;  // came from calling something we cannot see: may have been a layer
 };
 
+struct BigIntObj;
+
 struct Value {
-  enum class Kind : uint8_t { None, Bool, Int, Float, Str, Ellipsis, Obj, Unknown };
+  // Int holds an int64; an int beyond 64 bits is a BigInt (obj points at its BigIntObj). is_int()
+  // and as_int() see int64 only, so code that needs a machine integer (a shape, a count) never
+  // takes a big one for a wrong small one; Python's int semantics use is_integral() / as_big().
+  enum class Kind : uint8_t { None, Bool, Int, Float, Str, Ellipsis, Obj, Unknown, BigInt };
   Kind kind = Kind::None;
   bool b = false;
   int64_t i = 0;
@@ -41,6 +47,8 @@ struct Value {
   static Value integer(int64_t v) { Value x; x.kind = Kind::Int; x.i = v; return x; }
   static Value floating(double v) { Value x; x.kind = Kind::Float; x.f = v; return x; }
   static Value str(std::string v) { Value x; x.kind = Kind::Str; x.s = std::move(v); return x; }
+  // An int of any size: int64 inline when it fits.
+  static Value big_integer(ir::BigInt v);
   static Value ellipsis() { Value x; x.kind = Kind::Ellipsis; return x; }
   static Value object(ObjPtr o) { Value x; x.kind = Kind::Obj; x.obj = std::move(o); return x; }
   static Value make_unknown(std::string reason, ir::Span span = {}, bool maybe_module = false) {
@@ -54,15 +62,17 @@ struct Value {
   bool is_unknown() const { return kind == Kind::Unknown; }
   bool is_int() const { return kind == Kind::Int || kind == Kind::Bool; }
   bool is_number() const { return is_int() || kind == Kind::Float; }
+  bool is_integral() const { return is_int() || kind == Kind::BigInt; }  // Python's int (and bool)
+  ir::BigInt as_big() const;  // for is_integral() values
   bool is_str() const { return kind == Kind::Str; }
   int64_t as_int() const { return kind == Kind::Bool ? (b ? 1 : 0) : i; }
-  double as_float() const { return kind == Kind::Float ? f : static_cast<double>(as_int()); }
+  double as_float() const;
   template <class T> T* as() const;
 };
 
 enum class ObjKind : uint8_t {
   List, Tuple, Dict, Set, Range, Slice, Function, BoundMethod, Native, Class, Instance, Namespace,
-  Tensor, Partial, Super, Dtype, Property, StaticMethod, ClassMethod, DataclassField,
+  Tensor, Partial, Super, Dtype, Property, StaticMethod, ClassMethod, DataclassField, BigInt,
 };
 
 struct Object : std::enable_shared_from_this<Object> {
@@ -91,6 +101,13 @@ struct ListObj : Object {  // also tuples (kind Tuple)
   explicit ListObj(bool tuple = false) : Object(tuple ? ObjKind::Tuple : ObjKind::List) {}
   std::vector<Value> items;
 };
+// The value of a Value of Kind::BigInt (always outside int64: Value::big_integer normalises).
+struct BigIntObj : Object {
+  static constexpr ObjKind kKind = ObjKind::BigInt;
+  explicit BigIntObj(ir::BigInt v) : Object(ObjKind::BigInt), value(std::move(v)) {}
+  const ir::BigInt value;
+};
+
 struct TupleView {  // List and Tuple share ListObj; this finds either
   static ListObj* of(const Value& v) {
     return v.kind == Value::Kind::Obj && v.obj &&
@@ -325,12 +342,7 @@ struct TensorObj : Object {
   // RoPE frequency tables decide module structure and buffer shapes in real model code.
   TrackedValues values;
   uint64_t id = 0;
-  int64_t numel() const {
-    int64_t n = 1;
-    if (shape)
-      for (auto d : *shape) n *= d;
-    return n;
-  }
+  int64_t numel() const { return shape ? ir::saturating_numel(*shape) : 1; }
 };
 
 struct PartialObj : Object {

@@ -176,7 +176,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   };
   if (text.size() > kMaxAnalysedBytes) {
     extractor_.reset();
-    a->error = "the file is larger than " + std::to_string(kMaxAnalysedBytes >> 20) + " MiB; shardlens does not analyse it";
+    a->error = "the file " + too_large_to_analyse();
     a->findings.push_back({"file-too-large", "information", a->error, 0, 0, std::nullopt, ""});
     return done();
   }
@@ -228,6 +228,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
     for (auto& p : settings.python_path) extra.push_back(p.empty() || p[0] == '/' || dir.empty() ? p : dir + "/" + p);
     extract.python_path = python::search_path_entries(extra);
   }
+  extract.memory_budget_mib = static_cast<uint64_t>(settings.memory_budget_mib);
   extract.trace_forward = true;
   extract.workload.batch = a->options.workload.batch;
   extract.workload.tokens = a->options.workload.tokens_per_forward();

@@ -141,7 +141,8 @@ void check_annotations(DocumentAnalysis& analysis, DocumentAnalyzer& analyzer);
 // "(None, \"model\")"-style Python for a spec in the given axis names.
 std::string python_spec(const std::vector<std::vector<std::string>>& spec);
 
-// Files larger than this are kept but not analysed (a 50 MB paste must not stall the server).
-constexpr size_t kMaxAnalysedBytes = 8u << 20;
+// Files larger than this are kept but not analysed (a 50 MB paste must not stall the server); the
+// same cap as the CLI's and the imports' (one number: python::ModuleLoader::kMaxModuleBytes).
+constexpr size_t kMaxAnalysedBytes = python::ModuleLoader::kMaxModuleBytes;
 
 }  // namespace shardlens::session

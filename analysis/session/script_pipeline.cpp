@@ -7,9 +7,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "python/module_loader.h"
 #include "python/value_locator.h"
 
 namespace shardlens::session {
+
+std::string too_large_to_analyse() {
+  return "is larger than " + std::to_string(python::ModuleLoader::kMaxModuleBytes >> 20) + " MiB; shardlens does not analyse it";
+}
 
 bool read_file(const std::string& path, std::string& out, std::string& error) {
   struct stat st {};
@@ -37,6 +42,11 @@ bool read_file(const std::string& path, std::string& out, std::string& error) {
 }
 
 bool read_script(const std::string& path, std::string& out, std::string& error) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > python::ModuleLoader::kMaxModuleBytes) {
+    error = "'" + path + "' " + too_large_to_analyse();
+    return false;
+  }
   if (!read_file(path, out, error)) return false;
   if (out.find('\0') == std::string::npos) return true;
   error = "'" + path + "' is not a text file (it contains NUL bytes)";
@@ -52,12 +62,13 @@ std::string export_path_for(const std::string& script_path) {
 }
 
 python::ExtractOptions planning_extract_options(const std::string& model_expr, const std::vector<std::string>& python_path,
-                                                const python::TraceWorkload& trace) {
+                                                const python::TraceWorkload& trace, uint64_t memory_budget_mib) {
   python::ExtractOptions extract;
   extract.model_expression = model_expr;
   extract.python_path = python::search_path_entries(python_path);
   extract.trace_forward = true;
   extract.workload = trace;
+  if (memory_budget_mib) extract.memory_budget_mib = memory_budget_mib;
   return extract;
 }
 

@@ -14,16 +14,20 @@ namespace shardlens::session {
 
 // Reads a whole file; false with a message for missing files, directories and read errors.
 bool read_file(const std::string& path, std::string& out, std::string& error);
-// read_file, and refuses text with NUL bytes: shardlens analyses Python source only.
+// read_file, and refuses text with NUL bytes (shardlens analyses Python source only) and files over
+// the server's cap (python::ModuleLoader::kMaxModuleBytes; a 20 MB file took 2.6 GB to inspect).
 bool read_script(const std::string& path, std::string& out, std::string& error);
+// "is larger than 8 MiB; shardlens does not analyse it": the cap's message after what is too large.
+std::string too_large_to_analyse();
 
 // The export beside a script ("model.py" -> "model.pt"), as `shardlens export` writes it.
 std::string export_path_for(const std::string& script_path);
 
 // What the planning faces extract: the model `model_expr` names ("" = found automatically), with
-// forward() traced under `trace`, imports searched on `python_path` after the usual folders.
+// forward() traced under `trace`, imports searched on `python_path` after the usual folders, within
+// `memory_budget_mib` (0: the default budget).
 python::ExtractOptions planning_extract_options(const std::string& model_expr, const std::vector<std::string>& python_path,
-                                                const python::TraceWorkload& trace);
+                                                const python::TraceWorkload& trace, uint64_t memory_budget_mib = 0);
 
 // Planner diagnostics point at the config value in `text` that sets a size (else where the planner
 // put them). `text` must outlive the options it is set in.

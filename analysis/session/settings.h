@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "python/interpreter.h"
 
 namespace shardlens::session {
 
@@ -31,6 +32,9 @@ struct Settings {
   // Setting `pythonPath` (`python-path` in pyproject.toml): folders searched for imports after the
   // script's folder, its package root and PYTHONPATH; relative ones from the document's folder.
   std::vector<std::string> python_path;
+  // Setting `memoryBudgetMiB`: the memory budget of a document's analysis (python::ExtractOptions).
+  // Like execution, only the user's settings may change it: a repository cannot.
+  int64_t memory_budget_mib = static_cast<int64_t>(python::Interpreter::kDefaultMemoryBudgetMiB);
 
   plan::PlanOptions plan_options() const;  // meshes already validated where the settings were read
   bool operator==(const Settings&) const = default;

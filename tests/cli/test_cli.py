@@ -5,6 +5,7 @@ Usage: test_cli.py PATH/TO/shardlens ALLOCATOR   (ALLOCATOR: what `shardlens ver
 Prints one line per check and a closing `N passed, N failed` line.
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -184,6 +185,86 @@ with tempfile.TemporaryDirectory() as tmp:
     check("report --format points at plan", code == 2 and "belongs to `shardlens plan`" in err, err)
     code, out, err = run("dataflow", mlp, "--tokens=0")
     check("dataflow --tokens takes a positive integer", code == 2 and "positive integer" in err, err)
+
+    # Integers as Python has them: no trap, no abort, no wrap (issue 32).
+    def inspect_json(name, text, *extra):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        code, out, err = run("inspect", path, "--format", "json", *extra)
+        return code, (json.loads(out) if out.startswith("{") else {}), err
+
+    header = "import math\nimport torch\nimport torch.nn as nn\n"
+    code, m, err = inspect_json("int_min_div.py", header + (
+        "width = -(2**63) // -1 % 7 + divmod(-(2**63), -1)[1] + (-(2**63)) % -1\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(4, width + max(range(-(2**63), 0)) + 2)\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x) * (-(2**63) // -1)\n"
+        "model = Net()\n"))
+    # -(2**63) // -1 == 2**63, whose % 7 is 1; max(range(-(2**63), 0)) == -1.
+    check("-(2**63) // -1, % and divmod do not trap; max(range(-(2**63), 0)) does not abort",
+          code == 0 and [p["shape"] for p in m["parameters"]] == [[2, 4], [2]], err or str(m)[:300])
+    code, out, err = run("plan", os.path.join(tmp, "int_min_div.py"), "--mesh", "1x2")
+    check("... nor in forward() while planning", code == 0, err[-300:])
+
+    code, m, err = inspect_json("huge_dim.py", header + "model = nn.Linear(4, 2**64)\n")
+    check("a dim beyond int64 is unknown and says so, not a wrapped number",
+          code == 0 and m["parameters"][0]["shape"] is None
+          and any("beyond 64 bits" in u["reason"] for u in m["unresolved"]), str(m)[:400])
+
+    code, m, err = inspect_json("huge_total.py", header + "model = nn.Linear(10**12, 10**12)\n")
+    check("a parameter total beyond int64 is exact (a decimal string in JSON)",
+          code == 0 and m["total_parameters"] == str(10**24 + 10**12), str(m.get("total_parameters")))
+    code, out, err = run("inspect", os.path.join(tmp, "huge_total.py"))
+    check("... and in text", code == 0 and "total parameters: 1,000,000,000,001,000,000,000,000" in out, out[-300:])
+    code, m, err = inspect_json("factorial.py", header + "model = nn.Linear(math.factorial(20), 10, bias=False)\n")
+    check("a factorial's total does not turn negative",
+          code == 0 and m["total_parameters"] == str(math.factorial(20) * 10), str(m.get("total_parameters")))
+    code, m, err = inspect_json("small_total.py", header + "model = nn.Linear(3, 2)\n")
+    check("a total within int64 stays a JSON number", code == 0 and m["total_parameters"] == 8, str(m.get("total_parameters")))
+
+    code, m, err = inspect_json("recursive_class.py", header + (
+        "class Block(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 2)\n"
+        "        self.inner = Block()\n"
+        "model = Block()\n"))
+    reported = "RecursionError" in err + m.get("error", "") or any("RecursionError" in u["what"] + u["reason"] for u in m.get("unresolved", []))
+    check("a class that builds itself recursively is a RecursionError, not a 150-deep model",
+          reported and len(m.get("modules", [])) < 10, (err + str(m))[:400])
+
+    # Bounded memory: the budget is a flag, the file cap is the server's (issue 32).
+    code, m, err = inspect_json("doubling.py", header + "model = nn.Linear(2, 2)\ns = 'ab'\nwhile True:\n    s += s\n",
+                                "--memory-budget", "16")
+    check("a doubling string stops at --memory-budget with an unresolved entry naming it",
+          code == 0 and len(m["parameters"]) == 2 and any("memory budget of 16 MiB" in u["reason"] for u in m["unresolved"]),
+          (err + str(m))[:400])
+    code, out, err = run("inspect", os.path.join(tmp, "doubling.py"), "--memory-budget", "lots")
+    check("a bad --memory-budget is a usage error", code == 2 and "--memory-budget" in err, err)
+    for command in ("plan", "report"):
+        code, out, err = run(command, os.path.join(tmp, "doubling.py"), "--memory-budget=0")
+        check(f"{command} reads --memory-budget through the same flag reader", code == 2 and "--memory-budget must be a positive integer" in err, err)
+    inspect_json("doubling_net.py", header + (
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(8, 8)\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x)\n"
+        "model = Net()\ns = 'ab'\nwhile True:\n    s += s\n"), "--memory-budget=16")
+    code, out, err = run("plan", os.path.join(tmp, "doubling_net.py"), "--memory-budget=16", "--mesh", "1x2")
+    # The budget is the whole analysis': spent at module level, forward() is not traced either, and the plan says so.
+    check("plan takes --memory-budget=MIB and says the budget stopped the analysis",
+          code == 0 and "trace-incomplete" in out and "memory budget exhausted" in out, (out + err)[-400:])
+    big = os.path.join(tmp, "big.py")
+    with open(big, "w") as f:
+        f.write("x = 1\n" * (3 << 19))  # 9 MiB
+    code, out, err = run("inspect", big)
+    check("a file over 8 MiB is refused as the server refuses it", code == 1 and "larger than 8 MiB" in err, err)
 
     # Every model script in the repository plans without crashing (exit 0, or 1 with a message).
     import glob

@@ -142,7 +142,10 @@ TEST_CASE("runaway code stops: infinite recursion, endless loops, a huge range")
       "class Net(nn.Module):\n"
       "    def __init__(self):\n"
       "        super().__init__()\n"
-      "        self.n = loop()\n"
+      "        try:\n"
+      "            self.n = loop()\n"  // RecursionError, as in Python
+      "        except RecursionError:\n"
+      "            self.n = None\n"
       "        i = 0\n"
       "        while True:\n"
       "            i += 1\n"
@@ -158,4 +161,90 @@ TEST_CASE("runaway code stops: infinite recursion, endless loops, a huge range")
   CHECK(r.model.parameters.size() == 2);
   CHECK(mentions(r.model, "while-loop stopped"));
   CHECK(mentions(r.model, "beyond the iteration limit"));
+}
+
+TEST_CASE("a class that builds itself recursively is a RecursionError, not a deep model") {
+  std::string text =
+      "import torch.nn as nn\n"
+      "class Block(nn.Module):\n"
+      "    def __init__(self):\n"
+      "        super().__init__()\n"
+      "        self.fc = nn.Linear(2, 2)\n"
+      "        self.inner = Block()\n"
+      "class Net(nn.Module):\n"
+      "    def __init__(self):\n"
+      "        super().__init__()\n"
+      "        self.head = nn.Linear(2, 2)\n"
+      "        try:\n"
+      "            self.body = Block()\n"
+      "        except RecursionError:\n"
+      "            self.caught = True\n"
+      "model = Block()\n"
+      "net = Net()\n";
+  ModelExtractor e(text, "recursive.py");
+  python::ExtractOptions options;
+  options.model_expression = "net";
+  auto r = e.extract(options);
+  REQUIRE(r.ok);
+  CHECK(r.model.parameters.size() == 2);  // Net's head: the recursive body raised and was caught
+  CHECK(mentions(r.model, "RecursionError"));  // `model = Block()` raised it at module level
+}
+
+TEST_CASE("tiny scripts that grow strings or lists without end stop at the memory budget") {
+  for (std::string grow : {"s = 'ab'\nwhile True:\n    s += s\n",                      // doubling string
+                           "a = [0]\nwhile True:\n    a.append(a[:])\n",                // quadratic copies
+                           "a = [0]\nwhile True:\n    a += a\n",                        // doubling list
+                           "s = 'x' * (10 ** 12)\n",                                    // one huge value
+                           "a = [0] * (10 ** 10)\n",
+                           "d = {}\nfor i in range(10 ** 6):\n    d[str(i) * 100] = i\n"}) {
+    ModelExtractor e("import torch.nn as nn\nmodel = nn.Linear(2, 2)\n" + grow, "grow.py");
+    python::ExtractOptions options;
+    options.memory_budget_mib = 32;
+    auto r = e.extract(options);
+    INFO(grow);
+    REQUIRE(r.ok);
+    CHECK(r.model.parameters.size() == 2);
+    CHECK(mentions(r.model, "memory budget of 32 MiB"));
+  }
+}
+
+// Found by the front-end fuzzer (tests/fuzz/fuzz_frontend.cpp): a layer's __init__ called unbound on
+// what is not a module instance dereferenced a null module (a segfault in the CLI and the server).
+TEST_CASE("a layer's __init__ called on what is not a module is a TypeError, not a crash") {
+  std::string text =
+      "import torch.nn as nn\n"
+      "caught = 0\n"
+      "for init in (nn.Linear.__init__, nn.Embedding.__init__, nn.LayerNorm.__init__, nn.Conv2d.__init__, nn.ModuleList.__init__):\n"
+      "    try:\n"
+      "        init(3, 4, 5, 3)\n"
+      "    except TypeError:\n"
+      "        caught += 1\n"
+      "class Mixin:\n"
+      "    pass\n"
+      "class Net(nn.Module):\n"
+      "    def __init__(self):\n"
+      "        super().__init__()\n"
+      "        self.fc = nn.Linear(2, caught)\n"
+      "        nn.Embedding.__init__(Mixin(), 10, 4)\n"  // an instance that is not a module: fine, as in Python
+      "model = Net()\n"
+      "nn.Embedding.__init__(3, 4, 5)\n";  // uncaught at module level
+  ModelExtractor e(text, "unbound_init.py");
+  auto r = e.extract({});
+  REQUIRE(r.ok);
+  REQUIRE(r.model.parameters.size() == 2);
+  CHECK(r.model.parameters[0].shape == std::vector<int64_t>{5, 2});  // all five raised TypeError
+  CHECK(mentions(r.model, "TypeError"));
+}
+
+// Found by the front-end fuzzer: with a few bytes already charged, 'ab' * (2**63 - 1) asked for
+// 2**64 - 2 bytes, the budget check's sum wrapped, and the reserve threw std::length_error (abort).
+TEST_CASE("a repetition near 2**64 bytes stops at the memory budget, however much was charged before") {
+  for (std::string grow : {"t = 'ab' * (2**63 - 1)\n", "t = (2**63 - 1) * 'abcd'\n", "t = [0, 1] * (2**62)\n", "t = 'a' * (2**63 - 1)\n"}) {
+    ModelExtractor e("import torch.nn as nn\ns = 'x' * 10\nmodel = nn.Linear(2, 2)\n" + grow, "repeat.py");
+    auto r = e.extract({});
+    INFO(grow);
+    REQUIRE(r.ok);
+    CHECK(r.model.parameters.size() == 2);
+    CHECK(mentions(r.model, "memory budget"));
+  }
 }

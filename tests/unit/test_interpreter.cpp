@@ -32,6 +32,95 @@ k = 1e-5
   CHECK(r.repr("k") == "1e-05");
 }
 
+// Expected values: what CPython 3.11 prints for the same script.
+TEST_CASE("integers are exact beyond 64 bits; // % divmod ** << >> follow Python for every sign") {
+  ScriptRun r(R"(
+import math
+a = -(2**63) // -1
+b = -(2**63) % -1
+c = divmod(-(2**63), -1)
+d = 2 ** 100
+e = 10 ** 24 + 1
+f = (2 ** 64) * (2 ** 64) - 1
+g = -(2 ** 63)
+h = -g
+i = abs(-(2 ** 63))
+j = 2 ** 64 // 3, 2 ** 64 % -3, -(2 ** 64) // 7, -(2 ** 64) % 7
+k = divmod(-7, 2), divmod(7, -2), divmod(-7, -2), divmod(7.5, -2), divmod(-7.5, 2)
+l = 1 << 70, -(1 << 70) >> 3, (2 ** 70) >> 80, -(2 ** 70) >> 80
+m = 2 ** -2, (-2) ** 3, (-2) ** 63, (-2) ** 64
+n = 9223372036854775807 + 1, -9223372036854775808 - 1, 3037000500 * 3037000500
+o = max(range(10, -5, -3)), min(range(10, -5, -3)), max(range(-(2 ** 63), -(2**63)+5)), max(range(-(2 ** 63), 0)), max(range(2 ** 63 - 1, -(2 ** 63), -7))
+p = 18446744073709551616, 0xFFFFFFFFFFFFFFFFFF
+q = int("123456789012345678901234567890"), str(2 ** 80), int(1e20), int(-1e30)
+r = 2 ** 64 == 2.0 ** 64, 2 ** 64 > 2 ** 63, -(2 ** 64) < -(2 ** 63), 2 ** 70 > 1.5, (2 ** 64) / 2 ** 60
+s = {2 ** 64: "big"}[18446744073709551616]
+t = float(2 ** 70), (2 ** 64).bit_length(), ~(2 ** 64), ~(-(2 ** 63))
+u = -7 // 2.0, -7 % 2.0, 7 // -2.0, 7.0 % -3, -0.0 % 5
+v = sum([2 ** 62, 2 ** 62, 2 ** 62]), math.prod([10 ** 10] * 3), math.factorial(25)
+w = round(2.5e20), math.floor(1e20), math.ceil(-1e19)
+)");
+  CHECK(r.repr("a") == "9223372036854775808");
+  CHECK(r.repr("b") == "0");
+  CHECK(r.repr("c") == "(9223372036854775808, 0)");
+  CHECK(r.repr("d") == "1267650600228229401496703205376");
+  CHECK(r.repr("e") == "1000000000000000000000001");
+  CHECK(r.repr("f") == "340282366920938463463374607431768211455");
+  CHECK(r.repr("g") == "-9223372036854775808");
+  CHECK(r.repr("h") == "9223372036854775808");
+  CHECK(r.repr("i") == "9223372036854775808");
+  CHECK(r.repr("j") == "(6148914691236517205, -2, -2635249153387078803, 5)");
+  CHECK(r.repr("k") == "((-4, 1), (-4, -1), (3, -1), (-4.0, -0.5), (-4.0, 0.5))");
+  CHECK(r.repr("l") == "(1180591620717411303424, -147573952589676412928, 0, -1)");
+  CHECK(r.repr("m") == "(0.25, -8, -9223372036854775808, 18446744073709551616)");
+  CHECK(r.repr("n") == "(9223372036854775808, -9223372036854775809, 9223372037000250000)");
+  CHECK(r.repr("o") == "(10, -2, -9223372036854775804, -1, 9223372036854775807)");
+  CHECK(r.repr("p") == "(18446744073709551616, 4722366482869645213695)");
+  CHECK(r.repr("q") == "(123456789012345678901234567890, '1208925819614629174706176', 100000000000000000000, -1000000000000000019884624838656)");
+  CHECK(r.repr("r") == "(True, True, True, True, 16.0)");
+  CHECK(r.repr("s") == "'big'");
+  CHECK(r.repr("t") == "(1.1805916207174113e+21, 65, -18446744073709551617, 9223372036854775807)");
+  CHECK(r.repr("u") == "(-4.0, 1.0, -4.0, -2.0, 0.0)");
+  CHECK(r.repr("v") == "(13835058055282163712, 1000000000000000000000000000000, 15511210043330985984000000)");
+  CHECK(r.repr("w") == "(250000000000000000000, 100000000000000000000, -10000000000000000000)");
+}
+
+TEST_CASE("integers too large to compute, and shifts and powers Python rejects, are reported") {
+  ScriptRun r(R"(
+a = 2 ** (10 ** 9)
+b = 1 << (10 ** 12)
+c = 1 ** (10 ** 30)
+d = (-1) ** (10 ** 30 + 1)
+try:
+    e = 1 << -1
+except ValueError:
+    e = "ValueError"
+try:
+    f = (2 ** 64) // 0
+except ZeroDivisionError:
+    f = "ZeroDivisionError"
+try:
+    g = float(10 ** 400)
+except OverflowError:
+    g = "OverflowError"
+try:
+    h = 0 ** -1
+except ZeroDivisionError:
+    h = "ZeroDivisionError"
+i = (2 ** 64) & 1
+)");
+  CHECK(r.global("a").is_unknown());
+  CHECK(r.global("a").unknown->reason.find("bit limit") != std::string::npos);
+  CHECK(r.global("b").is_unknown());
+  CHECK(r.repr("c") == "1");
+  CHECK(r.repr("d") == "-1");
+  CHECK(r.repr("e") == "'ValueError'");
+  CHECK(r.repr("f") == "'ZeroDivisionError'");
+  CHECK(r.repr("g") == "'OverflowError'");
+  CHECK(r.repr("h") == "'ZeroDivisionError'");
+  CHECK(r.global("i").is_unknown());
+}
+
 TEST_CASE("strings, f-strings and formatting") {
   ScriptRun r(R"(
 n = 3

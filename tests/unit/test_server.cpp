@@ -82,6 +82,22 @@ TEST_CASE("settings: a workspace file cannot allow execution, ask for the exact 
   CHECK(problems.empty());
 }
 
+TEST_CASE("settings: the memory budget is the user's to change, not a workspace file's") {
+  std::vector<std::string> problems;
+  Settings s;
+  CHECK(s.memory_budget_mib == 256);
+  s.apply(nlohmann::json{{"memoryBudgetMiB", 100000}}, problems, SettingsSource::Workspace);
+  CHECK(s.memory_budget_mib == 256);
+  CHECK(problems.size() == 1);
+  problems.clear();
+  s.apply(nlohmann::json{{"memoryBudgetMiB", 64}}, problems, SettingsSource::User);
+  CHECK(s.memory_budget_mib == 64);
+  CHECK(s.to_json()["memoryBudgetMiB"] == 64);
+  s.apply(nlohmann::json{{"memoryBudgetMiB", -1}}, problems, SettingsSource::User);
+  CHECK(s.memory_budget_mib == 64);
+  CHECK(problems.size() == 1);
+}
+
 TEST_CASE("settings: pyproject.toml is looked for up to the workspace folder, never above it") {
   namespace fs = std::filesystem;
   fs::path top = fs::temp_directory_path() / ("shardlens-pyproject-" + std::to_string(::getpid()));

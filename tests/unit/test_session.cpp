@@ -81,3 +81,16 @@ TEST_CASE("session: code lenses sit on the names of the classes the model uses; 
   CHECK(hover->markdown.find("`Block`") != std::string::npos);
   CHECK(!hover_at(*a, text.find("\n\n") + 1));  // an empty line
 }
+
+TEST_CASE("session: the memoryBudgetMiB setting bounds a document's analysis", "[session]") {
+  const std::string text = "import torch.nn as nn\nmodel = nn.Linear(2, 2)\ns = 'ab'\nwhile True:\n    s += s\n";
+  DocumentAnalyzer analyzer;
+  Settings settings;
+  settings.memory_budget_mib = 16;
+  auto a = analyzer.analyze(1, "grow.py", text, {}, true, settings);
+  REQUIRE(a->extracted);
+  CHECK(a->model().parameters.size() == 2);
+  bool named = false;
+  for (auto& u : a->model().unresolved) named |= u.reason.find("memory budget of 16 MiB") != std::string::npos;
+  CHECK(named);
+}
