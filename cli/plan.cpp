@@ -97,7 +97,7 @@ int run_plan(const std::vector<std::string>& args) {
   finish_planning_args(planning);
   PlannedScript planned;
   if (int code = plan_script("shardlens plan", file, planning, planned)) return code;
-  const auto& options = planning.options;
+  const auto& options = planned.options;
   const ir::ModelIR& model = planned.source.model;
   if (!emit_kind.empty())
     return print_emitted(emit_kind, emit_apply, args, file, planned.source.text, model, planned.result, options.workload.dtype);

@@ -19,6 +19,7 @@ struct PlanningArgs {
   std::vector<std::string> python_path;  // --python-path DIR, repeatable
   plan::PlanOptions options;
   python::TraceWorkload trace;
+  bool seq_given = false;  // --seq: else the model's position tables may shorten the default
 };
 
 // Takes the reader's current argument (and its value) when it is a planning flag: true then
@@ -48,6 +49,7 @@ bool check_pins(const std::string& command, const ir::ModelIR& model, const plan
 struct PlannedScript {
   PlanningSource source;
   plan::PlanResult result;
+  plan::PlanOptions options;  // as planned: the flags' options, the sequence fitted to the model
 };
 int plan_script(const std::string& command, const std::string& file, const PlanningArgs& planning, PlannedScript& out);
 

@@ -2235,14 +2235,8 @@ void install_torch(Interpreter& in) {
                         "ReplicationPad2d", "ReplicationPad3d", "Fold", "Unfold", "LocalResponseNorm", "Hardshrink",
                         "Softshrink", "RReLU", "CTCLoss", "TripletMarginLoss", "MarginRankingLoss"})
     layer(n, plain);
-  // einops' layers have no parameters either.
-  in.make_builtin_class("einops.layers.torch.Rearrange", {module}, plain);
-  in.make_builtin_class("einops.layers.torch.Reduce", {module}, plain);
-  in.define_native("einops.rearrange", [](Interpreter& in, const Value&, Args&, const ir::Span& site) {
-    return in.unknown("einops.rearrange() output shape is not modelled during module extraction", site);
-  });
-  in.define("einops.repeat", *in.builtin("einops.rearrange"));
-  in.define("einops.reduce", *in.builtin("einops.rearrange"));
+  // einops (functions and layers) is a library model, library/einops: read as Python, so that its
+  // shapes are computed while the model is built as well as while forward() is traced.
   (void)mha;
 
   // Aliases that model code imports from torch.nn.modules.* paths.

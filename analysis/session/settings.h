@@ -31,6 +31,11 @@ struct Settings {
   // Setting `pythonPath` (`python-path` in pyproject.toml): folders searched for imports after the
   // script's folder, its package root and PYTHONPATH; relative ones from the document's folder.
   std::vector<std::string> python_path;
+  // Whether `seq` was set: else the model's position tables may shorten it (fit_sequence_to_model).
+  bool seq_set = false;
+  // Setting `inputs`: forward() inputs given explicitly, each "NAME=SHAPE[:DTYPE]" as `--input`
+  // takes them (validated where the settings are read).
+  std::vector<std::string> inputs;
 
   plan::PlanOptions plan_options() const;  // meshes already validated where the settings were read
   bool operator==(const Settings&) const = default;

@@ -178,3 +178,28 @@ model = Attend()
   INFO(unresolved(r));
   CHECK(shapes(r)["out.weight"] == std::vector<int64_t>{32, 16});
 }
+
+TEST_CASE("real code: einops while the model is built (Mamba's A_log = log(repeat(arange(...))))") {
+  // einops was native and returned unknown outside forward(); the library model (library/einops)
+  // now computes shapes in both.
+  auto r = built(R"PY(
+import torch
+import torch.nn as nn
+from einops import rearrange, repeat
+
+class Mixer(nn.Module):
+    def __init__(self, d_inner=32, d_state=16):
+        super().__init__()
+        A = repeat(torch.arange(1, d_state + 1, dtype=torch.float32), "n -> d n", d=d_inner).contiguous()
+        self.A_log = nn.Parameter(torch.log(A))
+        self.B = nn.Parameter(rearrange(torch.ones(d_inner, d_state), "(a b) n -> a (b n)", a=4))
+
+model = Mixer()
+)PY");
+  REQUIRE(r.ok);
+  INFO(unresolved(r));
+  auto s = shapes(r);
+  CHECK(s["A_log"] == std::vector<int64_t>{32, 16});
+  CHECK(s["B"] == std::vector<int64_t>{4, 128});
+  CHECK(r.model.unresolved.empty());
+}
