@@ -98,49 +98,39 @@ int run_plan(const std::vector<std::string>& args) {
     return 2;
   }
   finish_planning_args(planning);
-  auto& options = planning.options;
-  auto source = extract_for_planning("shardlens plan", file, planning);
-  if (!source) return 1;
-  const WorkloadChoice choice = choose_workload(source->model, planning);
-  if (choice.retrace && !(source = extract_for_planning("shardlens plan", file, planning))) return 1;
+  PlannedScript planned;
+  if (int code = plan_script("shardlens plan", file, planning, planned)) return code;
+  const auto& options = planned.options;
+  const ir::ModelIR& model = planned.source.model;
+  const WorkloadChoice& choice = planned.workload;
   const plan::DefaultWorkload& kind = choice.kind;
-  const std::string& text = source->text;
-  const ir::ModelIR& model = source->model;
-  if (!check_pins("shardlens plan", model, options)) return 2;
-  options.locate = session::value_locator(text);
-  auto result = plan::plan_model(model, options);
-  if (!result.ok) {
-    std::fprintf(stderr, "shardlens plan: %s: %s\n", file.c_str(), result.error.c_str());
-    return 1;
-  }
-  if (!emit_kind.empty()) return print_emitted(emit_kind, emit_apply, args, file, text, model, result,
-                                                  options.workload.dtype);
+  auto& result = planned.result;
+  if (!emit_kind.empty())
+    return print_emitted(emit_kind, emit_apply, args, file, planned.source.text, model, result, options.workload.dtype);
   if (kind.position_table > 0 && options.workload.seq > kind.position_table)
     result.notes.push_back("the sequence (" + std::to_string(options.workload.seq) + ") is longer than the model's own position table (" +
                            std::to_string(kind.position_table) + ")");
   // A decoder's prefill beside its decode plan: the same model traced for the prompt's tokens.
-  std::optional<PlanningSource> prefill_source;
-  plan::PlanResult prefill;
-  plan::PlanOptions prefill_options = options;
+  PlannedScript prefill;
+  bool with_prefill = false;
   if (choice.assumed && kind.both_phases) {
     PlanningArgs p = planning;
     p.options.workload.phase = plan::Phase::Prefill;
+    p.phase_given = true;
     finish_planning_args(p);
-    prefill_options = p.options;
-    prefill_source = extract_for_planning("shardlens plan", file, p);
-    if (prefill_source) prefill = plan::plan_model(prefill_source->model, prefill_options);
+    with_prefill = plan_script("shardlens plan", file, p, prefill) == 0;
   }
   if (format == "json") {
     auto j = plan::to_json(result, model, options);
     describe_workload(choice, j);
-    if (prefill.ok) j["prefill"] = plan::to_json(prefill, prefill_source->model, prefill_options);
+    if (with_prefill) j["prefill"] = plan::to_json(prefill.result, prefill.source.model, prefill.options);
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << workload_line(choice);
     std::cout << plan::to_text(result, model, options);
-    if (prefill.ok)
-      std::cout << "\nprefill (the prompt, " << prefill_options.workload.seq << " tokens), shown beside decode:\n"
-                << plan::to_text(prefill, prefill_source->model, prefill_options);
+    if (with_prefill)
+      std::cout << "\nprefill (the prompt, " << prefill.options.workload.seq << " tokens), shown beside decode:\n"
+                << plan::to_text(prefill.result, prefill.source.model, prefill.options);
   }
   return 0;
 }

@@ -80,6 +80,16 @@ bool take_planning_flag(FlagReader& flags, PlanningArgs& out) {
     if (!h || !w) return flags.fail("--spatial must be HxW with positive integers, e.g. 64x64"), true;
     out.trace.spatial[0] = *h;
     out.trace.spatial[1] = *w;
+    out.trace.spatial_given = true;
+  } else if (flags.is("--input")) {
+    auto v = flags.value();
+    if (!v) return true;
+    std::string error;
+    auto given = python::parse_given_input(*v, error);
+    if (!given) return flags.fail(error), true;
+    for (auto& g : out.trace.inputs)
+      if (g.name == given->name) return flags.fail("--input " + g.name + " is given twice"), true;
+    out.trace.inputs.push_back(*given);
   } else {
     return false;
   }
@@ -93,6 +103,7 @@ void finish_planning_args(PlanningArgs& out) {
   }
   out.trace.batch = out.options.workload.batch;
   out.trace.tokens = out.options.workload.tokens_per_forward();
+  out.trace.tokens_given = out.seq_given;
 }
 
 std::string WorkloadChoice::phase_name() const { return kind.phase == plan::Phase::Decode ? "decode" : "prefill"; }
@@ -158,7 +169,12 @@ int plan_script(const std::string& command, const std::string& file, PlanningArg
   if (out.workload.retrace && !(source = extract_for_planning(command, file, planning))) return 1;
   out.source = std::move(*source);
   if (!check_pins(command, out.source.model, planning.options)) return 2;
-  out.result = session::plan_in_text(out.source.text, out.source.model, planning.options);
+  plan::PlanOptions& options = out.options;
+  options = planning.options;
+  if (!planning.seq_given && session::fit_sequence_to_model(options, out.source.model))
+    out.source.model.notes.push_back("sequence length " + std::to_string(options.workload.seq) +
+                                     ": the longest the model's position tables allow its token inputs (--seq to choose)");
+  out.result = session::plan_in_text(out.source.text, out.source.model, options);
   if (!out.result.ok) {
     std::fprintf(stderr, "%s: %s: %s\n", command.c_str(), file.c_str(), out.result.error.c_str());
     return 1;

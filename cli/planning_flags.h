@@ -83,6 +83,7 @@ struct PlannedScript {
   PlanningSource source;
   WorkloadChoice workload;
   plan::PlanResult result;
+  plan::PlanOptions options;  // as planned: the flags' options, the sequence fitted to the model
 };
 int plan_script(const std::string& command, const std::string& file, PlanningArgs& planning, PlannedScript& out);
 

@@ -66,7 +66,7 @@ int run_report(const std::vector<std::string>& args) {
     std::string plan_in_dir, error;
     mlir::CheckReport check;
     if (!mlir::collect_ir_files({ir_dir}, ir_files, plan_in_dir, error) ||
-        !mlir::check_ir_files(ir_files, plan::to_json(planned.result, model, planning.options), {}, check, error)) {
+        !mlir::check_ir_files(ir_files, plan::to_json(planned.result, model, planned.options), {}, check, error)) {
       std::fprintf(stderr, "shardlens report: --ir: %s\n", error.c_str());
       return 1;
     }
@@ -74,10 +74,10 @@ int run_report(const std::vector<std::string>& args) {
   }
   if (output == "-") {
     ro.chart_href.clear();
-    std::cout << emit::report_markdown(model, planned.result, planning.options, ro) << ir_section;
+    std::cout << emit::report_markdown(model, planned.result, planned.options, ro) << ir_section;
     return 0;
   }
-  auto files = emit::write_report(model, planned.result, planning.options, ro, output);
+  auto files = emit::write_report(model, planned.result, planned.options, ro, output);
   if (!files.ok) {
     std::fprintf(stderr, "shardlens report: %s\n", files.error.c_str());
     return 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "python/forward_trace.h"
 #include "session/plan_choices.h"
 
 
@@ -75,6 +76,23 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
   positive("batch", batch);
   positive("seq", seq);
   positive("memoryBudgetMiB", memory_budget_mib);
+  if (auto it = object.find("seq"); it != object.end() && it->is_number_integer() && it->get<int64_t>() > 0) seq_set = true;
+  if (auto it = object.find("inputs"); it != object.end() && !it->is_null()) {
+    json list = it->is_string() ? json::array({*it}) : *it;
+    std::vector<std::string> specs;
+    bool ok = list.is_array();
+    for (auto& d : list) {
+      std::string error;
+      if (!d.is_string() || !python::parse_given_input(d.get<std::string>(), error)) {
+        problems.push_back("shardlens.inputs: " + (d.is_string() ? error : "entries must be strings like \"input_ids=1x128:int64\", not " + d.dump()));
+        ok = false;
+        break;
+      }
+      specs.push_back(d.get<std::string>());
+    }
+    if (ok) inputs = specs;
+    else if (!list.is_array()) problems.push_back("shardlens.inputs must be a list of NAME=SHAPE[:DTYPE] strings, not " + it->dump());
+  }
   text("phase", phase, session::choice_names(session::PlanChoice::Phase));
   text("dtype", dtype, session::choice_names(session::PlanChoice::Dtype));
   // A built-in chip or a hardware profile's path (`shardlens calibrate`), read now so that a bad one is said.
@@ -99,7 +117,7 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
 json Settings::to_json() const {
   return {{"meshes", meshes}, {"strategy", strategy}, {"batch", batch}, {"seq", seq}, {"phase", phase},
           {"dtype", dtype},   {"hardware", hardware}, {"model", model}, {"allowExecution", allow_execution}, {"python", python},
-          {"exactGraph", exact_graph}, {"pythonPath", python_path}, {"memoryBudgetMiB", memory_budget_mib}};
+          {"exactGraph", exact_graph}, {"pythonPath", python_path}, {"memoryBudgetMiB", memory_budget_mib}, {"inputs", inputs}};
 }
 
 

@@ -89,6 +89,10 @@ struct Dataflow {
   std::vector<int> inputs;         // the root forward's tensor arguments
   std::vector<int> outputs;
   std::vector<std::string> input_descriptions;  // "idx: [1, 1] int64 (token ids, from its use by wte)"
+  // The longest token sequence the model's position tables allow its token inputs (a power of two
+  // no larger than their positions); 0 when no table bounds them. The planner's sequence length
+  // follows it when the user did not choose one.
+  int64_t max_tokens = 0;
   std::vector<std::string> notes;
 };
 

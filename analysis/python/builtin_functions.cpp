@@ -276,6 +276,9 @@ bool matches_type(Interpreter& in, const Value& v, const Value& type) {
       if (matches_type(in, v, t)) return true;
     return false;
   }
+  // `type` is a native function here (type(x) and type(name, bases, dict)); isinstance(C, type)
+  // asks whether C is a class (Megatron's build_module tells specs, classes and functions apart so).
+  if (auto* n = type.as<NativeObj>(); n && n->name == "builtins.type") return v.as<ClassObj>() != nullptr;
   auto* cls = type.as<ClassObj>();
   if (!cls) return false;
   if (auto* inst = v.as<InstanceObj>()) return inst->cls->derives_from(cls);
@@ -291,6 +294,14 @@ bool matches_type(Interpreter& in, const Value& v, const Value& type) {
   if (q == "collections.OrderedDict") return v.as<DictObj>() && v.as<DictObj>()->ordered;
   if (q == "builtins.set" || q == "builtins.frozenset") return v.kind == Value::Kind::Obj && v.obj->kind == ObjKind::Set;
   if (q == "builtins.type") return v.as<ClassObj>() != nullptr;
+  // An abstract class that Python registers built-in types with (numbers.Integral: int and bool)
+  // says so in the library model: `__shardlens_registered__ = ("int", "bool")` (library/numbers.py).
+  if (const Value* reg = cls->lookup("__shardlens_registered__"))
+    if (auto* names = TupleView::of(*reg)) {
+      std::string t = type_name(v);
+      for (auto& n : names->items)
+        if (n.is_str() && n.s == t) return true;
+    }
   // The abstract base classes of collections.abc (and typing's aliases of them).
   bool sequence = v.is_str() || TupleView::of(v) || v.as<RangeObj>();
   bool mapping = v.as<DictObj>() != nullptr;
@@ -1525,7 +1536,7 @@ void install_python_builtins(Interpreter& in) {
   });
   for (const char* n : {"functools.lru_cache", "functools.cache", "functools.total_ordering",
                         "typing.overload", "typing.final", "torch.jit.script", "torch.jit.ignore", "torch.jit.unused",
-                        "torch.jit.export", "torch.fx.wrap", "torch.no_grad", "torch.inference_mode",
+                        "torch.jit.export", "torch.fx.wrap", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
                         "torch.compile", "torch._dynamo.disable", "torch.jit.script_if_tracing"})
     in.define_native(n, identity_decorator);
   in.define_native("functools.cached_property", wrapper(ObjKind::Property));

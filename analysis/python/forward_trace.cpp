@@ -21,6 +21,43 @@ std::string describe_input(const ForwardTracer::InputShape& input) {
 
 using ir::OpKind;
 
+// The first stride in a conv's extra_repr ("3, 768, kernel_size=(16, 16), stride=(16, 16)"); 1 when
+// it prints none (PyTorch leaves out the default).
+int64_t first_stride(const std::string& extra_repr) {
+  auto at = extra_repr.find("stride=");
+  if (at == std::string::npos) return 1;
+  at += 7;
+  while (at < extra_repr.size() && (extra_repr[at] == '(' || extra_repr[at] == ' ')) ++at;
+  int64_t n = 0;
+  while (at < extra_repr.size() && std::isdigit(static_cast<unsigned char>(extra_repr[at]))) n = n * 10 + (extra_repr[at++] - '0');
+  return n > 0 ? n : 1;
+}
+
+std::string last_component(const std::string& name) {
+  auto dot = name.rfind('.');
+  return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+std::string parent_of(const std::string& name) {
+  auto dot = name.rfind('.');
+  return dot == std::string::npos ? std::string() : name.substr(0, dot);
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Names model code gives a table of absolute positions: wpe, pos_embed, positional_embedding,
+// position_embeddings, embed_positions, pos_encoding. Relative-position tables are not bounds.
+bool position_table_name(const std::string& key, bool embedding_module) {
+  std::string k = lower(key);
+  if (k.find("rel") != std::string::npos) return false;
+  if (k == "wpe") return true;
+  if (k.find("pos") == std::string::npos) return false;
+  return embedding_module || k.find("emb") != std::string::npos || k.find("enc") != std::string::npos;
+}
+
 const ir::Shape* shape_of(const Value& v) {
   auto* t = v.as<TensorObj>();
   return t && t->shape ? &*t->shape : nullptr;
@@ -1289,6 +1326,39 @@ void ForwardTracer::set_item(Interpreter& in, const Value& target, const Value& 
   op.linear = true;
 }
 
+void ForwardTracer::find_position_tables() {
+  position_tables_.clear();
+  for (auto& m : model_.modules) {
+    if (m.class_name != "Embedding" || !position_table_name(last_component(m.name), true)) continue;
+    for (int i : m.parameters) {
+      auto& p = model_.parameters[i];
+      if (p.shape_known && p.shape.size() == 2 && last_component(p.name) == "weight")
+        position_tables_.push_back({parent_of(m.name), m.name, p.shape[0]});
+    }
+  }
+  auto add = [&](const std::string& name, const std::vector<int64_t>& shape, bool known) {
+    if (!known || shape.size() < 2 || !position_table_name(last_component(name), false)) return;
+    if (shape[shape.size() - 2] > 1) position_tables_.push_back({parent_of(name), name, shape[shape.size() - 2]});
+  };
+  for (auto& p : model_.parameters) add(p.name, p.shape, p.shape_known);
+  for (auto& b : model_.buffers) add(b.name, b.shape, b.shape_known);
+}
+
+std::vector<const ForwardTracer::PositionTable*> ForwardTracer::position_tables_near(const std::string& module,
+                                                                                     std::string& scope) const {
+  std::vector<const PositionTable*> found;
+  if (position_tables_.empty()) return found;
+  std::string prefix = module;
+  while (true) {
+    prefix = parent_of(prefix);
+    for (auto& t : position_tables_)
+      if (prefix.empty() || t.owner == prefix || t.owner.rfind(prefix + ".", 0) == 0) found.push_back(&t);
+    if (!found.empty() || prefix.empty()) break;
+  }
+  scope = prefix;
+  return found;
+}
+
 std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const {
   // The first informative op that reads the placeholder, or a tensor computed from it, decides
   // what it is (a norm written by hand reads x through pow / mean before its weight shows the width).
@@ -1321,9 +1391,27 @@ std::string ForwardTracer::input_told_by(const ir::Op& op, std::vector<char>& re
   };
   auto& mod = model_.modules[op.module];
   if (op.kind == OpKind::Embedding || op.name == "Embedding") {
-    shape = {workload_.batch, workload_.tokens};
+    std::string told = "token ids for " + (mod.name.empty() ? std::string("the root") : mod.name);
+    int64_t tokens = workload_.tokens;
+    // No more tokens than the nearest position table has rows (nanoGPT asserts t <= block_size;
+    // BERT slices its position ids): the largest power of two within them.
+    std::string scope;
+    auto tables = position_tables_near(mod.name, scope);
+    if (!tables.empty()) {
+      const PositionTable* least = tables[0];
+      for (auto* t : tables)
+        if (t->positions < least->positions) least = t;
+      int64_t fit = 1;
+      while (fit * 2 <= least->positions) fit *= 2;
+      max_tokens_seen_ = max_tokens_seen_ == 0 ? fit : std::min(max_tokens_seen_, fit);
+      if (!workload_.tokens_given && tokens > fit) {
+        tokens = fit;
+        told += ", as many as " + least->name + "'s " + std::to_string(least->positions) + " positions allow";
+      }
+    }
+    shape = {workload_.batch, tokens};
     dtype = "int64";
-    return "token ids for " + (mod.name.empty() ? std::string("the root") : mod.name);
+    return told;
   }
   const ir::Shape* w = weight_shape(1);
   if ((op.name == "Linear" || op.name == "F.linear") && w && w->size() >= 2) {
@@ -1338,7 +1426,33 @@ std::string ForwardTracer::input_told_by(const ir::Op& op, std::vector<char>& re
     for (size_t i = 0; i < spatial; ++i)
       shape.push_back(spatial == 1 ? (workload_.tokens > 1 ? workload_.tokens : workload_.spatial[0] * workload_.spatial[1])
                                    : workload_.spatial[i % 2]);
-    return "image-like input for " + mod.name;
+    std::string told = "image-like input for " + mod.name;
+    // A position table after the convs fixes the input's size: Whisper's encoder adds 1500
+    // positions after two convs of strides 1 and 2 (3000 mel frames); a ViT's 197 positions are a
+    // class token and 14x14 patches of 16 pixels (224x224); a DiT's are its latent's patches.
+    std::string scope;
+    auto tables = position_tables_near(mod.name, scope);
+    if (!tables.empty() && spatial == 1 && !workload_.tokens_given) {
+      int64_t strides = 1;
+      for (auto& m : model_.modules)
+        if ((scope.empty() || m.name.rfind(scope + ".", 0) == 0) && m.class_name.find("Conv1d") != std::string::npos)
+          strides *= first_stride(m.extra_repr);
+      shape[2] = tables[0]->positions * strides;
+      told += ", " + std::to_string(tables[0]->positions) + " positions of " + tables[0]->name + " after convs of total stride " +
+              std::to_string(strides);
+    } else if (!tables.empty() && spatial == 2 && !workload_.spatial_given) {
+      int64_t stride = first_stride(mod.extra_repr);
+      for (int64_t extra = 0; stride > 1 && extra <= 8 && extra < tables[0]->positions; ++extra) {
+        auto n = tables[0]->positions - extra;  // class and register tokens come before the patches
+        auto side = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(n))));
+        if (side * side != n) continue;
+        shape[2] = shape[3] = side * stride;
+        told += ", " + std::to_string(side) + "x" + std::to_string(side) + " patches of " + std::to_string(stride) +
+                " for the positions of " + tables[0]->name;
+        break;
+      }
+    }
+    return told;
   }
   if ((op.name == "LayerNorm" || op.name == "RMSNorm") && w && !w->empty()) {
     shape = {workload_.batch, workload_.tokens, (*w)[0]};
@@ -1359,6 +1473,7 @@ void ForwardTracer::probe_inputs() {
       probe_reached_[k][inputs[k].id] = 1;
     }
     probe_decided_.assign(inputs.size(), false);
+    for (size_t k = 0; k < inputs.size(); ++k) probe_decided_[k] = inputs[k].given != nullptr;
   }
   bool all = true;
   std::vector<int64_t> shape;
@@ -1414,7 +1529,59 @@ bool is_main_input_name(const std::string& name) {
   return names.count(name) > 0;
 }
 
+// Whether forward() (read through functools.wraps' __wrapped__) takes a parameter `name`, or **kwargs.
+bool takes_parameter(const FunctionObj& forward, const std::string& name) {
+  const FunctionObj* fn = &forward;
+  for (int hops = 0; hops < 8 && fn->attributes; ++hops) {
+    const Value* inner = fn->attributes->find_str("__wrapped__");
+    auto* next = inner ? inner->as<FunctionObj>() : nullptr;
+    if (!next) break;
+    fn = next;
+  }
+  for (auto& p : fn->def->params)
+    if ((p.kind == ParamKind::Normal && p.name == name) || p.kind == ParamKind::VarKwargs) return true;
+  return false;
+}
+
 }  // namespace
+
+std::optional<GivenInput> parse_given_input(const std::string& spec, std::string& error) {
+  static const std::map<std::string, std::string> dtypes = {
+      {"float32", "float32"}, {"float", "float32"}, {"fp32", "float32"}, {"float16", "float16"}, {"half", "float16"},
+      {"fp16", "float16"}, {"bfloat16", "bfloat16"}, {"bf16", "bfloat16"}, {"float64", "float64"}, {"double", "float64"},
+      {"int64", "int64"}, {"long", "int64"}, {"int32", "int32"}, {"int", "int32"}, {"int16", "int16"}, {"int8", "int8"},
+      {"uint8", "uint8"}, {"bool", "bool"}};
+  auto bad = [&](const std::string& why) {
+    error = "--input takes NAME=SHAPE[:DTYPE] (e.g. input_ids=1x128:int64), not '" + spec + "': " + why;
+    return std::nullopt;
+  };
+  auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) return bad("no NAME=");
+  GivenInput in;
+  in.name = spec.substr(0, eq);
+  for (char c : in.name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return bad("NAME must be a Python identifier");
+  std::string shape = spec.substr(eq + 1);
+  if (auto colon = shape.find(':'); colon != std::string::npos) {
+    auto d = dtypes.find(shape.substr(colon + 1));
+    if (d == dtypes.end()) return bad("unknown dtype '" + shape.substr(colon + 1) + "'");
+    in.dtype = d->second;
+    shape = shape.substr(0, colon);
+  }
+  size_t at = 0;
+  while (true) {
+    size_t x = shape.find_first_of("x,", at);  // 1x128, or 1,128 as `graph --input` has always taken it
+    std::string part = shape.substr(at, x == std::string::npos ? std::string::npos : x - at);
+    if (part.empty() || part.size() > 12 || !std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      return bad("SHAPE must be sizes joined by 'x' (or ',')");
+    int64_t n = std::stoll(part);
+    if (n <= 0) return bad("sizes must be positive");
+    in.shape.push_back(n);
+    if (x == std::string::npos) break;
+    at = x + 1;
+  }
+  return in;
+}
 
 // forward()'s inputs, in order, each with whether it is passed by name: every required parameter,
 // then the optional ones (default None) named as main inputs; with neither, the first optional
@@ -1465,22 +1632,76 @@ void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceW
   std::vector<Placeholder> inputs;
   for (auto& name : forward_inputs(*fn))
     inputs.push_back({name.first, interp_.new_tensor(std::nullopt, {}), -1, name.second});
+  find_position_tables();
+  max_tokens_seen_ = 0;
+  // Inputs given by name (--input): any parameter of forward(), chosen or not; a name forward()
+  // does not take is an error, not a silent default.
+  for (auto& given : workload_.inputs) {
+    auto it = std::find_if(inputs.begin(), inputs.end(), [&](const Placeholder& p) { return p.name == given.name; });
+    if (it == inputs.end()) {
+      if (!takes_parameter(*fn, given.name)) {
+        flow_->error = "--input " + given.name + ": " + root->cls->name + ".forward() has no parameter of that name";
+        return;
+      }
+      inputs.push_back({given.name, nullptr, -1, true});
+      it = inputs.end() - 1;
+    }
+    it->given = &given;
+    it->tensor = interp_.new_tensor(given.shape, {});
+    it->tensor->dtype = given.dtype;
+  }
   found_.clear();
   guess_held_ = false;
-  if (trace_with_guess(root, inputs)) return;
+  if (workload_.inputs.empty() && trace_with_guess(root, inputs)) {
+    flow_->max_tokens = max_tokens_seen_;
+    return;
+  }
   // Pass 1: find what each input is from its first use (it ends there); pass 2: trace with those shapes.
-  probe_inputs_ = &inputs;
-  probe_reached_.clear();
-  probe_next_op_ = 0;
-  run(root, inputs);
-  probe_inputs_ = nullptr;
-  interp_.end_stop();
-  interp_.take_exception("Exception");
+  // An input whose first use comes after code that needs another input's shape (a decoder's
+  // tokens after the encoder has read the audio) is told by a further pass 1, run with the inputs
+  // told so far: as many passes as tell something new.
+  std::vector<GivenInput> told;
+  told.reserve(inputs.size());
+  std::map<std::string, std::string> told_by;
+  for (size_t round = 0;; ++round) {
+    probe_inputs_ = &inputs;
+    probe_reached_.clear();
+    probe_next_op_ = 0;
+    run(root, inputs);
+    probe_inputs_ = nullptr;
+    interp_.end_stop();
+    interp_.take_exception("Exception");
+    bool all = true, progress = false;
+    std::vector<std::pair<Placeholder*, GivenInput>> now;
+    for (auto& p : inputs) {
+      if (p.given) continue;
+      GivenInput g{p.name, {}, "float32"};
+      std::string what = infer_input(p, g.shape, g.dtype);
+      if (what.empty()) {
+        all = false;
+        continue;
+      }
+      progress = true;
+      told_by[p.name] = what;
+      now.emplace_back(&p, std::move(g));
+    }
+    if (all || !progress || round + 1 >= inputs.size()) break;
+    for (auto& [p, g] : now) {
+      told.push_back(std::move(g));
+      p->given = &told.back();
+      p->tensor = interp_.new_tensor(told.back().shape, {});
+      p->tensor->dtype = told.back().dtype;
+    }
+  }
   bool all_known = true;
   for (auto& p : inputs) {
     std::vector<int64_t> shape;
     std::string dtype = "float32";
-    std::string what = infer_input(p, shape, dtype);
+    std::string what = p.given ? (told_by.count(p.name) ? told_by[p.name] : "given") : infer_input(p, shape, dtype);
+    if (p.given) {
+      shape = p.given->shape;
+      dtype = p.given->dtype;
+    }
     if (what.empty()) {
       all_known = false;
       flow_->notes.push_back("could not tell the shape of forward input '" + p.name + "' from its first use");
@@ -1506,6 +1727,7 @@ void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceW
   }
   flow_->traced = all_known && flow_->error.empty();
   if (!all_known && flow_->error.empty()) flow_->error = "input shapes unknown";
+  flow_->max_tokens = max_tokens_seen_;
 }
 
 // Pass 2 alone, on the guessed inputs. It stands when infer_input, reading this pass's own ops,

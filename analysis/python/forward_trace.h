@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -16,10 +17,29 @@ namespace shardlens::python {
 
 class Interpreter;
 
+// A forward() input given explicitly (`--input NAME=SHAPE[:DTYPE]`, the `inputs` setting): traced
+// with this shape instead of the one inferred from its first use.
+struct GivenInput {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string dtype = "float32";
+  bool operator==(const GivenInput&) const = default;
+};
+
+// Parses NAME=SHAPE[:DTYPE] (SHAPE: sizes joined by 'x', e.g. input_ids=1x128:int64; DTYPE a torch
+// dtype name, float32 by default). On a bad spec, nullopt and `error` says why.
+std::optional<GivenInput> parse_given_input(const std::string& spec, std::string& error);
+
 struct TraceWorkload {
   int64_t batch = 1;
   int64_t tokens = 1;        // tokens per sequence in this forward (decode: 1; prefill: seq)
   int64_t spatial[2] = {64, 64};  // H, W of image-like inputs (convs)
+  // Whether `tokens` / `spatial` were chosen by the user. When not, the model's own position
+  // tables decide where they bound the input (ForwardTracer::input_told_by): token ids no longer
+  // than the positions there are, an image or audio input as large as its position table fits.
+  bool tokens_given = false;
+  bool spatial_given = false;
+  std::vector<GivenInput> inputs;
   bool operator==(const TraceWorkload&) const = default;
 };
 
@@ -122,6 +142,7 @@ class ForwardTracer {
     std::shared_ptr<TensorObj> tensor;
     int id = -1;
     bool by_keyword = false;  // an optional parameter chosen as an input: passed by name
+    const GivenInput* given = nullptr;  // its shape was given (TraceWorkload::inputs)
   };
   static std::vector<std::pair<std::string, bool>> forward_inputs(const FunctionObj& forward);
   int id_of(const std::shared_ptr<TensorObj>& t);
@@ -151,6 +172,19 @@ class ForwardTracer {
                    const std::vector<Value>& extra, const ir::Span& site);
   std::string infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const;
   std::string input_told_by(const ir::Op& op, std::vector<char>& reached, std::vector<int64_t>& shape, std::string& dtype) const;
+  // Position tables (learned or fixed position embeddings) of the model, found once per trace: the
+  // module that owns each, and how many positions it has.
+  struct PositionTable {
+    std::string owner;  // module name ("" for the root)
+    std::string name;   // the parameter, buffer or Embedding module
+    int64_t positions = 0;
+  };
+  void find_position_tables();
+  // The tables nearest to `module`: under its parent, else under the grandparent, ... up to the root.
+  // `scope` gets the module they were found under. Empty when the model has none.
+  std::vector<const PositionTable*> position_tables_near(const std::string& module, std::string& scope) const;
+  std::vector<PositionTable> position_tables_;
+  mutable int64_t max_tokens_seen_ = 0;  // Dataflow::max_tokens, as input_told_by finds it
   void probe_inputs();
   bool trace_with_guess(const std::shared_ptr<InstanceObj>& root, std::vector<Placeholder>& inputs);
   void run(const std::shared_ptr<InstanceObj>& root, std::vector<Placeholder>& inputs);

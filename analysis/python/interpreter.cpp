@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace shardlens::python {
 
@@ -1788,6 +1789,12 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
       if (name == "__code__" || name == "__defaults__" || name == "__kwdefaults__") return function_introspection(*f, name, site);
       if (f->attributes)
         if (const Value* v = f->attributes->find(Value::str(name))) return *v;
+      // A function's own attributes are all in `attributes` (set by assignment, setattr or
+      // functools.wraps): any other name is missing, as `getattr(f, "__wrapped__", f)` expects.
+      // Dunders Python gives every function (__module__, __doc__, __annotations__, ...) stay unknown.
+      bool dunder = name.size() > 4 && name.rfind("__", 0) == 0 && name.compare(name.size() - 2, 2, "__") == 0;
+      if (!dunder || name == "__wrapped__" || name == "__self__" || name == "__func__")
+        return raise("AttributeError", "'function' object has no attribute '" + name + "'", site);
       return unknown("function attribute '" + name + "'", site);
     }
     case ObjKind::Property:
@@ -2444,6 +2451,21 @@ Value Interpreter::compare(const std::string& op, const Value& a, const Value& b
   }
   if (a.as<TensorObj>() || b.as<TensorObj>()) return binary(op, a, b, site);
   if (auto* u = first_unknown({&a, &b})) return *u;
+  // Rich comparisons a class defines (packaging's Version: `torch_version >= version.parse("2.3")`),
+  // then the reflected one of the right operand, as Python tries them.
+  static const std::map<std::string, std::pair<const char*, const char*>> dunders = {
+      {"<", {"__lt__", "__gt__"}}, {"<=", {"__le__", "__ge__"}}, {">", {"__gt__", "__lt__"}},
+      {">=", {"__ge__", "__le__"}}, {"==", {"__eq__", "__eq__"}}, {"!=", {"__ne__", "__ne__"}}};
+  if (auto d = dunders.find(op); d != dunders.end())
+    for (int side = 0; side < 2; ++side) {
+      const Value& self = side == 0 ? a : b;
+      const Value& other = side == 0 ? b : a;
+      auto* inst = self.as<InstanceObj>();
+      if (!inst || inst->module) continue;
+      bool found = false;
+      Value method = class_attribute(inst->cls, &self, side == 0 ? d->second.first : d->second.second, 0, site, found);
+      if (found) return call(method, CallArgs{{other}, {}}, site);
+    }
   if (op == "==" || op == "!=") {
     auto e = equal(a, b);
     if (!e) return unknown("comparison with unknown values", site);

@@ -627,13 +627,30 @@ void install_torch(Interpreter& in) {
                         "torch.set_float32_matmul_precision", "torch.set_num_threads", "torch.use_deterministic_algorithms"})
     in.define_native(n, [](Interpreter&, const Value&, Args&, const ir::Span&) { return Value::none(); });
   for (const char* n : {"torch.cuda.is_available", "torch.cuda.device_count", "torch.backends.mps.is_available",
-                        "torch.cuda.is_bf16_supported", "torch.distributed.is_initialized",
-                        "torch.distributed.get_world_size", "torch.distributed.get_rank"}) {
+                        "torch.cuda.is_bf16_supported"}) {
     std::string name = n;
     in.define_native(name, [name](Interpreter& in, const Value&, Args&, const ir::Span& site) {
       return in.unknown(name + "() depends on the machine the script runs on", site);
     });
   }
+  // The model is read as one process that never joined a process group sees it: the logical,
+  // unsharded model, which is what the planner shards. `world_size = dist.get_world_size() if
+  // dist.is_initialized() else 1` (DeepSeek-V3, many inference scripts) gives full shapes.
+  in.define_native("torch.distributed.is_available", [](Interpreter&, const Value&, Args&, const ir::Span&) {
+    return Value::boolean(true);
+  });
+  in.define_native("torch.distributed.is_initialized", [](Interpreter&, const Value&, Args&, const ir::Span&) {
+    return Value::boolean(false);
+  });
+  in.define_native("torch.distributed.get_world_size", [](Interpreter&, const Value&, Args&, const ir::Span&) {
+    return Value::integer(1);
+  });
+  in.define_native("torch.distributed.get_rank", [](Interpreter&, const Value&, Args&, const ir::Span&) {
+    return Value::integer(0);
+  });
+  // The torch API shardlens models (scaled_dot_product_attention, ...) is that of torch 2.x; code
+  // that compares versions (`version.parse(torch.__version__) >= version.parse("2.0")`) takes that path.
+  in.define("torch.__version__", Value::str("2.4.0"));
   in.define_native("torch.Size", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.empty()) return make_tuple({});
     Value why;
@@ -2224,14 +2241,8 @@ void install_torch(Interpreter& in) {
                         "ReplicationPad2d", "ReplicationPad3d", "Fold", "Unfold", "LocalResponseNorm", "Hardshrink",
                         "Softshrink", "RReLU", "CTCLoss", "TripletMarginLoss", "MarginRankingLoss"})
     layer(n, plain);
-  // einops' layers have no parameters either.
-  in.make_builtin_class("einops.layers.torch.Rearrange", {module}, plain);
-  in.make_builtin_class("einops.layers.torch.Reduce", {module}, plain);
-  in.define_native("einops.rearrange", [](Interpreter& in, const Value&, Args&, const ir::Span& site) {
-    return in.unknown("einops.rearrange() output shape is not modelled during module extraction", site);
-  });
-  in.define("einops.repeat", *in.builtin("einops.rearrange"));
-  in.define("einops.reduce", *in.builtin("einops.rearrange"));
+  // einops (functions and layers) is a library model, library/einops: read as Python, so that its
+  // shapes are computed while the model is built as well as while forward() is traced.
   (void)mha;
 
   // Aliases that model code imports from torch.nn.modules.* paths.

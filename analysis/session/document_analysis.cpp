@@ -232,6 +232,11 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   extract.trace_forward = true;
   extract.workload.batch = a->options.workload.batch;
   extract.workload.tokens = a->options.workload.tokens_per_forward();
+  extract.workload.tokens_given = settings.seq_set;
+  for (auto& spec : settings.inputs) {
+    std::string error;
+    if (auto given = python::parse_given_input(spec, error)) extract.workload.inputs.push_back(*given);
+  }
   // An edit that changed no code (a comment): the last analysis' model and plan still hold.
   extract.reuse_unchanged = !fresh && last_ && last_->settings == settings && last_->exact_graph.empty() &&
                             last_->extraction == extractor_->last_extraction();
@@ -298,6 +303,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
     a->findings.push_back({"no-model", "information", "shardlens: " + result.error, 0, 0, std::nullopt, ""});
   } else {
     locate_in_text(*a);
+    if (!settings.seq_set) fit_sequence_to_model(a->options, a->model());
     auto plan_start = std::chrono::steady_clock::now();
     if (reuse) {
       a->plan = last_->plan;  // its names point into the shared model

@@ -94,6 +94,13 @@ std::string unknown_pin(const ir::ModelIR& model, const plan::PlanOptions& optio
   return "";
 }
 
+bool fit_sequence_to_model(plan::PlanOptions& options, const ir::ModelIR& model) {
+  int64_t most = model.dataflow.max_tokens;
+  if (most <= 0 || options.workload.seq <= most) return false;
+  options.workload.seq = most;
+  return true;
+}
+
 plan::PlanResult plan_in_text(const std::string& text, const ir::ModelIR& model, plan::PlanOptions options) {
   options.locate = value_locator(text);
   return plan::plan_model(model, options);

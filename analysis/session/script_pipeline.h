@@ -37,6 +37,11 @@ plan::ValueLocator value_locator(const std::string& text);
 // ("--pin NAME: the model has no parameter of that name").
 std::string unknown_pin(const ir::ModelIR& model, const plan::PlanOptions& options);
 
+// The planner's sequence length when the user chose none: no longer than the model's position
+// tables allow its token inputs (ir::Dataflow::max_tokens; nanoGPT's 1024, BERT's 512). True when
+// it changed.
+bool fit_sequence_to_model(plan::PlanOptions& options, const ir::ModelIR& model);
+
 // Plans `model`, extracted from `text`, with its diagnostics located in `text`.
 plan::PlanResult plan_in_text(const std::string& text, const ir::ModelIR& model, plan::PlanOptions options);
 

@@ -35,6 +35,11 @@ struct Settings {
   // Setting `memoryBudgetMiB`: the memory budget of a document's analysis (python::ExtractOptions).
   // Like execution, only the user's settings may change it: a repository cannot.
   int64_t memory_budget_mib = static_cast<int64_t>(python::Interpreter::kDefaultMemoryBudgetMiB);
+  // Whether `seq` was set: else the model's position tables may shorten it (fit_sequence_to_model).
+  bool seq_set = false;
+  // Setting `inputs`: forward() inputs given explicitly, each "NAME=SHAPE[:DTYPE]" as `--input`
+  // takes them (validated where the settings are read).
+  std::vector<std::string> inputs;
 
   plan::PlanOptions plan_options() const;  // meshes already validated where the settings were read
   bool operator==(const Settings&) const = default;

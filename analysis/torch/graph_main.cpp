@@ -2,6 +2,7 @@
 // forward() for one workload (modules, parameters, ops with module paths, shapes and source
 // spans) as JSON or text. A separate executable so that shardlens itself never links LibTorch;
 // `shardlens graph`, `shardlens plan --graph` and the language server run it as a child process.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -55,6 +56,7 @@ bool parse_input(const std::string& text, shardlens::torchgraph::InputSpec& spec
     spec.dtype = rest.substr(colon + 1);
     rest = rest.substr(0, colon);
   }
+  std::replace(rest.begin(), rest.end(), 'x', ',');  // 1x128 as `plan --input` writes it, or 1,128
   for (const std::string& size : shardlens::ir::split(rest, ',')) {
     auto v = positive(size);
     if (!v) return false;
@@ -110,7 +112,7 @@ int main(int argc, char** argv) {
       auto v = value();
       shardlens::torchgraph::InputSpec spec;
       if (!v || !parse_input(*v, spec)) {
-        std::fprintf(stderr, "shardlens-graph: --input takes NAME=D0,D1,...[:DTYPE], e.g. idx=1,128:int64\n");
+        std::fprintf(stderr, "shardlens-graph: --input takes NAME=SHAPE[:DTYPE], sizes joined by x or comma, e.g. idx=1x128:int64\n");
         return 2;
       }
       options.inputs.push_back(spec);

@@ -183,6 +183,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check("inspect --format=yaml is refused like --format yaml", code == 2 and "--format must be text or json" in err, err)
     code, out, err = run("report", mlp, "--format", "json")
     check("report --format points at plan", code == 2 and "belongs to `shardlens plan`" in err, err)
+    # --input NAME=SHAPE[:DTYPE]: the input traced as given; bad specs and names say why.
+    code, out, err = run("plan", mlp, "--phase", "prefill", "--input", "x=2x16x64", "--format", "json")
+    inputs = json.loads(out).get("inputs", []) if code == 0 else []
+    check("plan --input x=2x16x64 traces x with that shape", code == 0 and any(i.startswith("x: [2, 16, 64] float32 (given)") for i in inputs),
+          err + str(inputs))
+    for bad in ["x", "x=2x", "x=1x4:int4", "x=0x4"]:
+        code, out, err = run("plan", mlp, "--input", bad)
+        check(f"plan --input '{bad}' is refused", code == 2 and "NAME=SHAPE[:DTYPE]" in err, err)
+    code, out, err = run("plan", mlp, "--input", "x=1x4", "--input", "x=1x8")
+    check("plan --input given twice for one name is refused", code == 2 and "given twice" in err, err)
+    code, out, err = run("plan", mlp, "--input", "y=1x4", "--format", "json")
+    check("plan --input for a parameter forward() does not take says so", "forward() has no parameter of that name" in out + err, err)
     code, out, err = run("dataflow", mlp, "--tokens=0")
     check("dataflow --tokens takes a positive integer", code == 2 and "positive integer" in err, err)
 

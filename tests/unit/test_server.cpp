@@ -49,6 +49,20 @@ TEST_CASE("settings: valid values apply, bad ones are reported and ignored") {
   CHECK(s.plan_options().meshes.size() == 2);
 }
 
+TEST_CASE("settings: inputs take NAME=SHAPE[:DTYPE] as --input does; seq set is remembered") {
+  Settings s;
+  std::vector<std::string> problems;
+  CHECK_FALSE(s.seq_set);
+  s.apply({{"inputs", {"input_ids=1x128:int64", "t=1"}}, {"seq", 512}}, problems);
+  CHECK(problems.empty());
+  CHECK(s.inputs == std::vector<std::string>{"input_ids=1x128:int64", "t=1"});
+  CHECK(s.seq_set);
+  s.apply({{"inputs", {"input_ids=1x:int64"}}}, problems);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].find("shardlens.inputs") != std::string::npos);
+  CHECK(s.inputs.size() == 2);
+}
+
 TEST_CASE("settings: [tool.shardlens] in pyproject.toml") {
   std::vector<std::string> problems;
   auto j = read_pyproject_settings(

@@ -13,7 +13,7 @@
 import { parseMesh } from './mesh';
 
 export const EXECUTION_KEYS = ['allowExecution', 'exactGraph', 'python'] as const;
-export const SERVER_KEYS = ['meshes', 'strategy', 'batch', 'seq', 'phase', 'dtype', 'hardware', 'model', ...EXECUTION_KEYS] as const;
+export const SERVER_KEYS = ['meshes', 'strategy', 'batch', 'seq', 'inputs', 'phase', 'dtype', 'hardware', 'model', ...EXECUTION_KEYS] as const;
 export type ServerKey = (typeof SERVER_KEYS)[number];
 export type ExecutionKey = (typeof EXECUTION_KEYS)[number];
 
@@ -29,6 +29,7 @@ export interface ServerSettings {
   strategy?: string;
   batch?: number;
   seq?: number;
+  inputs?: string[];
   phase?: string;
   dtype?: string;
   hardware?: string;
@@ -115,6 +116,18 @@ export function toServerSettings(value: (key: ServerKey) => unknown): Mapped {
     if (v === undefined) continue;
     if (typeof v === 'number' && Number.isInteger(v) && v > 0) settings[key] = v;
     else problems.push(`shardlens.${key} must be a positive integer, not ${show(v)}`);
+  }
+
+  {
+    // forward() inputs, NAME=SHAPE[:DTYPE] (the server checks the dtype and says so).
+    const v = value('inputs');
+    if (v !== undefined) {
+      const list = typeof v === 'string' ? [v] : v;
+      const spec = /^[A-Za-z_][A-Za-z0-9_]*=[0-9]+(x[0-9]+)*(:[A-Za-z0-9]+)?$/;
+      if (Array.isArray(list) && list.every((s) => typeof s === 'string' && spec.test(s.trim())))
+        settings.inputs = (list as string[]).map((s) => s.trim());
+      else problems.push(`shardlens.inputs must be a list of NAME=SHAPE[:DTYPE] such as "input_ids=1x128:int64", not ${show(v)}`);
+    }
   }
 
   for (const key of ['model', 'python'] as const) {

@@ -1,4 +1,3 @@
-# shardlens-test: known-gap a module-level raise of ModuleNotFoundError inside a library model is not caught by the importer yet
 # A user's loader: a small Mamba-style LM (tied head; mamba_ssm's selective scan and RMSNorm modelled in torch).
 import torch
 

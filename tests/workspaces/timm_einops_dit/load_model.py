@@ -1,4 +1,3 @@
-# shardlens-test: known-gap differs from torch (a timm / einops construct not followed yet)
 # A user's loader: a DiT-style model built on timm layers and einops layers (EinMix has parameters,
 # Rearrange has none).
 import torch

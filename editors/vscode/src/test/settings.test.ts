@@ -20,7 +20,7 @@ test('toServerSettings: nothing set sends nothing (pyproject.toml still applies)
 
 test('toServerSettings: every server setting, under the server names', () => {
   const r = toServerSettings(
-    from({ meshes: ['t3k', ' 8x4'], strategy: 'tensor', batch: 4, seq: 128, phase: 'prefill', dtype: 'bfp8', hardware: 'blackhole', model: ' GPT(GPTConfig()) ',
+    from({ meshes: ['t3k', ' 8x4'], strategy: 'tensor', batch: 4, seq: 128, inputs: [' input_ids=1x128:int64', 't=1'], phase: 'prefill', dtype: 'bfp8', hardware: 'blackhole', model: ' GPT(GPTConfig()) ',
            allowExecution: true, exactGraph: false, python: ' /usr/bin/python3 ' }),
   );
   assert.deepEqual(r.problems, []);
@@ -29,6 +29,7 @@ test('toServerSettings: every server setting, under the server names', () => {
     strategy: 'tensor',
     batch: 4,
     seq: 128,
+    inputs: ['input_ids=1x128:int64', 't=1'],
     phase: 'prefill',
     dtype: 'bfp8',
     hardware: 'blackhole',
@@ -38,6 +39,13 @@ test('toServerSettings: every server setting, under the server names', () => {
     python: '/usr/bin/python3',
   });
   assert.deepEqual(Object.keys(r.settings).sort(), [...SERVER_KEYS].sort());
+});
+
+test('toServerSettings: inputs must be NAME=SHAPE[:DTYPE]', () => {
+  const r = toServerSettings(from({ inputs: ['x=1x'] }));
+  assert.deepEqual(r.settings, {});
+  assert.equal(r.problems.length, 1);
+  assert.match(r.problems[0], /shardlens\.inputs must be a list of NAME=SHAPE\[:DTYPE\]/);
 });
 
 test('toServerSettings: a single mesh string becomes a list; an empty model is left out', () => {

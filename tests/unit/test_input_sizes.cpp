@@ -1,0 +1,189 @@
+// forward() inputs sized as the model declares them: a position table bounds the tokens (nanoGPT
+// asserts t <= block_size), fixes an image's size (a ViT's class token plus patches) and an audio
+// input's length (Whisper's positions after strided convs); and inputs given explicitly
+// (--input NAME=SHAPE[:DTYPE], the `inputs` setting). Each model script failed to trace before.
+#include <catch2/catch.hpp>
+
+#include "python/extractor.h"
+
+using namespace shardlens;
+
+namespace {
+python::ExtractResult traced(const std::string& text, python::TraceWorkload workload = {}) {
+  python::ModelExtractor extractor(text, "m.py");
+  python::ExtractOptions options;
+  options.trace_forward = true;
+  if (workload.tokens == 1) workload.tokens = 2048;  // the planner's default prefill sequence
+  options.workload = workload;
+  return extractor.extract(options);
+}
+
+const char* kGpt = R"(
+import torch
+import torch.nn as nn
+
+class GPT(nn.Module):
+    def __init__(self, block_size=64, vocab=100, d=32):
+        super().__init__()
+        self.block_size = block_size
+        self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(vocab, d), wpe=nn.Embedding(block_size, d)))
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx, targets=None):
+        b, t = idx.size()
+        assert t <= self.block_size, f"Cannot forward sequence of length {t}, block size is only {self.block_size}"
+        pos = torch.arange(0, t, dtype=torch.long)
+        x = self.transformer.wte(idx) + self.transformer.wpe(pos)
+        return self.head(x)
+
+model = GPT()
+)";
+}  // namespace
+
+TEST_CASE("input sizes: token ids no longer than the position table allows") {
+  auto r = traced(kGpt);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  REQUIRE(flow.input_descriptions.size() == 1);
+  CHECK(flow.input_descriptions[0].rfind("idx: [1, 64] int64", 0) == 0);
+  CHECK(flow.max_tokens == 64);
+}
+
+TEST_CASE("input sizes: a sequence length the user chose stands") {
+  python::TraceWorkload w;
+  w.tokens = 32;
+  w.tokens_given = true;
+  auto r = traced(kGpt, w);
+  REQUIRE(r.ok);
+  CHECK(r.model.dataflow.traced);
+  CHECK(r.model.dataflow.input_descriptions[0].rfind("idx: [1, 32] int64", 0) == 0);
+  w.tokens = 100;  // longer than the table: the model's own assert says so
+  auto over = traced(kGpt, w);
+  CHECK_FALSE(over.model.dataflow.traced);
+  CHECK(over.model.dataflow.error.find("AssertionError") != std::string::npos);
+}
+
+TEST_CASE("input sizes: an image as large as its position table fits (class token + patches)") {
+  auto r = traced(R"(
+import torch
+import torch.nn as nn
+
+class ViT(nn.Module):
+    def __init__(self, image_size=32, patch=8, d=48):
+        super().__init__()
+        self.image_size = image_size
+        self.patch = patch
+        self.conv_proj = nn.Conv2d(3, d, kernel_size=patch, stride=patch)
+        self.class_token = nn.Parameter(torch.zeros(1, 1, d))
+        self.pos_embedding = nn.Parameter(torch.zeros(1, (image_size // patch) ** 2 + 1, d))
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x):
+        n, c, h, w = x.shape
+        torch._assert(h == self.image_size, f"Wrong image height! Expected {self.image_size} but got {h}!")
+        x = self.conv_proj(x).reshape(n, -1, (h // self.patch) * (w // self.patch)).permute(0, 2, 1)
+        x = torch.cat([self.class_token.expand(n, -1, -1), x], dim=1) + self.pos_embedding
+        return self.head(x[:, 0])
+
+model = ViT()
+)");
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  REQUIRE(flow.input_descriptions.size() == 1);
+  CHECK(flow.input_descriptions[0].rfind("x: [1, 3, 32, 32] float32", 0) == 0);
+}
+
+TEST_CASE("input sizes: audio as long as the encoder's positions after its convs, then the decoder's tokens") {
+  // The decoder's tokens are first used after the encoder, which needs the audio's shape: a second
+  // pass 1, run with the audio told, tells them.
+  auto r = traced(R"(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Encoder(nn.Module):
+    def __init__(self, n_mels=8, n_ctx=15, d=32):
+        super().__init__()
+        self.conv1 = nn.Conv1d(n_mels, d, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv1d(d, d, kernel_size=3, stride=2, padding=1)
+        self.register_buffer("positional_embedding", torch.zeros(n_ctx, d))
+
+    def forward(self, x):
+        x = F.gelu(self.conv2(F.gelu(self.conv1(x)))).permute(0, 2, 1)
+        assert x.shape[1:] == self.positional_embedding.shape, "incorrect audio shape"
+        return x + self.positional_embedding
+
+class Decoder(nn.Module):
+    def __init__(self, vocab=50, n_ctx=12, d=32):
+        super().__init__()
+        self.token_embedding = nn.Embedding(vocab, d)
+        self.positional_embedding = nn.Parameter(torch.empty(n_ctx, d))
+
+    def forward(self, tokens, xa):
+        x = self.token_embedding(tokens) + self.positional_embedding[: tokens.shape[-1]]
+        return x @ xa.transpose(1, 2)
+
+class Whisper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        self.decoder = Decoder()
+
+    def forward(self, mel, tokens):
+        return self.decoder(tokens, self.encoder(mel))
+
+model = Whisper()
+)");
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  REQUIRE(flow.input_descriptions.size() == 2);
+  CHECK(flow.input_descriptions[0].rfind("mel: [1, 8, 30] float32", 0) == 0);
+  CHECK(flow.input_descriptions[1].rfind("tokens: [1, 8] int64", 0) == 0);
+  CHECK(flow.max_tokens == 8);
+}
+
+TEST_CASE("input sizes: --input gives an input's shape and dtype, and may name a parameter not chosen") {
+  python::TraceWorkload w;
+  std::string error;
+  auto idx = python::parse_given_input("idx=2x16:int64", error);
+  auto targets = python::parse_given_input("targets=2x16:long", error);
+  REQUIRE(idx);
+  REQUIRE(targets);
+  w.inputs = {*idx, *targets};
+  auto r = traced(kGpt, w);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  REQUIRE(flow.input_descriptions.size() == 2);
+  CHECK(flow.input_descriptions[0] == "idx: [2, 16] int64 (given)");
+  CHECK(flow.input_descriptions[1] == "targets: [2, 16] int64 (given)");
+
+  auto bad = python::parse_given_input("nosuch=4", error);
+  REQUIRE(bad);
+  w.inputs = {*bad};
+  auto r2 = traced(kGpt, w);
+  CHECK_FALSE(r2.model.dataflow.traced);
+  CHECK(r2.model.dataflow.error == "--input nosuch: GPT.forward() has no parameter of that name");
+}
+
+TEST_CASE("input sizes: NAME=SHAPE[:DTYPE] is parsed, and bad specs say why") {
+  std::string error;
+  auto ok = python::parse_given_input("x=2x4x16x32x32", error);
+  REQUIRE(ok);
+  CHECK(ok->name == "x");
+  CHECK(ok->shape == std::vector<int64_t>{2, 4, 16, 32, 32});
+  CHECK(ok->dtype == "float32");
+  CHECK(python::parse_given_input("t=1:bf16", error)->dtype == "bfloat16");
+  for (const char* bad : {"x", "=1x2", "x=", "x=1x", "x=0x4", "x=1x2:complex", "x-y=1", "x=axb"}) {
+    INFO(bad);
+    CHECK_FALSE(python::parse_given_input(bad, error));
+    CHECK(error.find("NAME=SHAPE[:DTYPE]") != std::string::npos);
+  }
+}
