@@ -323,8 +323,12 @@ class MeshPlanner {
       const size_t w_end = eq.find(',', comma + 1) < arrow ? eq.find(',', comma + 1) : arrow;
       const std::string w_letters = eq.substr(comma + 1, w_end - comma - 1), out_letters = eq.substr(arrow + 2);
       const auto x_roles = prep_.roles[op.inputs[0]];
-      bool stream = false;  // the activation carries tokens (a sequence), not one vector per sample
-      for (Role r : x_roles) stream |= r == Role::Seq || r == Role::Tokens;
+      // The activation carries a sequence (tokens, or the patches and frames a conv front end
+      // makes: ViT's flattened grid, Whisper's frames), not one vector per sample.
+      bool stream = false;
+      for (Role r : x_roles) stream |= r == Role::Seq || r == Role::Tokens || r == Role::Spatial;
+      const auto& x_shape = flow.tensors[op.inputs[0]].shape;
+      for (size_t d = 1; !stream && d + 1 < x_shape.size(); ++d) stream = x_shape[d] > 1;
       if (!stream || w_letters.size() != w.shape.size()) continue;
       int column = -1, row = -1;
       Role contracted = Role::Other;
@@ -337,7 +341,8 @@ class MeshPlanner {
           if (in_x < x_roles.size()) contracted = x_roles[in_x];
         }
       }
-      const bool reads_stream = contracted == Role::Hidden && !from_attention(op.inputs[0]);
+      // A conv front end's channels are the stream's features as the hidden dim is a token embedding's.
+      const bool reads_stream = (contracted == Role::Hidden || contracted == Role::Channels) && !from_attention(op.inputs[0]);
       const int dim = reads_stream ? column : row;
       if (dim < 0 || w.shape[static_cast<size_t>(dim)] % n != 0) continue;
       // q, k and v concatenated on the output features and split after the matmul (into equal parts

@@ -102,6 +102,19 @@ void assign_roles(Prepared& p) {
       for (size_t i = 2; i < r.size(); ++i) r[i] = Role::Spatial;
     }
   }
+  if (!p.hidden_size) {
+    // No token embedding (a ViT's or Whisper's conv front end): the stream's width is the one most
+    // linear layers read (q, k, v, o and up read it; only down reads the FFN's).
+    std::map<int64_t, int> reads;
+    for (auto& op : flow.ops)
+      if (op.kind == OpKind::Contract && op.inputs.size() >= 2 && op.equation.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") == std::string::npos) {
+        const auto& w = flow.tensors[op.inputs[1]];
+        if (w.parameter >= 0 && w.shape.size() == 2) ++reads[w.shape[1]];
+      }
+    int most = 0;
+    for (auto& [width, n] : reads)
+      if (n > most) most = n, p.hidden_size = width;
+  }
   auto feature_role = [&](int64_t size) {
     if (size == p.hidden_size) return Role::Hidden;
     if (size == p.vocab_size) return Role::Vocab;

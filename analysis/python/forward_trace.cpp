@@ -1344,7 +1344,7 @@ void ForwardTracer::find_position_tables() {
   for (auto& b : model_.buffers) add(b.name, b.shape, b.shape_known);
 }
 
-std::vector<const ForwardTracer::PositionTable*> ForwardTracer::position_tables_near(const std::string& module,
+std::vector<const ForwardTracer::PositionTable*> ForwardTracer::position_tables_near(const std::string& module, bool for_tokens,
                                                                                      std::string& scope) const {
   std::vector<const PositionTable*> found;
   if (position_tables_.empty()) return found;
@@ -1356,10 +1356,35 @@ std::vector<const ForwardTracer::PositionTable*> ForwardTracer::position_tables_
     if (!found.empty() || prefix.empty()) break;
   }
   scope = prefix;
+  // An encoder-decoder may keep both tables under one owner (Whisper: 1500 source positions for
+  // the audio, 448 target positions for the tokens): a table named for the other side is not this
+  // input's bound while one of its own side remains.
+  static const std::vector<std::string> source_side = {"enc", "source", "src", "audio", "image", "vision", "patch"};
+  static const std::vector<std::string> target_side = {"dec", "target", "tgt", "text"};
+  auto named_for = [](const PositionTable* t, const std::vector<std::string>& words) {
+    const std::string n = lower(t->name);
+    for (const std::string& w : words)
+      if (n.find(w) != std::string::npos) return true;
+    return false;
+  };
+  std::vector<const PositionTable*> own;
+  for (auto* t : found)
+    if (!named_for(t, for_tokens ? source_side : target_side)) own.push_back(t);
+  if (!own.empty()) found = std::move(own);
   return found;
 }
 
 std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const {
+  // Index inputs named by the convention every transformers model follows: their first "use" is
+  // arithmetic (rotary angles from position ids) that reaches a layer through tensors of other
+  // shapes, so the first-use rule below would mistake them for features.
+  if (p.name == "position_ids" || p.name == "token_type_ids" || p.name == "cache_position") {
+    int64_t tokens = workload_.tokens;
+    if (!workload_.tokens_given && max_tokens_seen_ > 0) tokens = std::min(tokens, max_tokens_seen_);
+    shape = p.name == "cache_position" ? std::vector<int64_t>{tokens} : std::vector<int64_t>{workload_.batch, tokens};
+    dtype = "int64";
+    return "indices, one per token, as transformers names them";
+  }
   // The first informative op that reads the placeholder, or a tensor computed from it, decides
   // what it is (a norm written by hand reads x through pow / mean before its weight shows the width).
   std::vector<char> reached(flow_->tensors.size(), 0);
@@ -1396,7 +1421,7 @@ std::string ForwardTracer::input_told_by(const ir::Op& op, std::vector<char>& re
     // No more tokens than the nearest position table has rows (nanoGPT asserts t <= block_size;
     // BERT slices its position ids): the largest power of two within them.
     std::string scope;
-    auto tables = position_tables_near(mod.name, scope);
+    auto tables = position_tables_near(mod.name, true, scope);
     if (!tables.empty()) {
       const PositionTable* least = tables[0];
       for (auto* t : tables)
@@ -1431,7 +1456,7 @@ std::string ForwardTracer::input_told_by(const ir::Op& op, std::vector<char>& re
     // positions after two convs of strides 1 and 2 (3000 mel frames); a ViT's 197 positions are a
     // class token and 14x14 patches of 16 pixels (224x224); a DiT's are its latent's patches.
     std::string scope;
-    auto tables = position_tables_near(mod.name, scope);
+    auto tables = position_tables_near(mod.name, false, scope);
     if (!tables.empty() && spatial == 1 && !workload_.tokens_given) {
       int64_t strides = 1;
       for (auto& m : model_.modules)

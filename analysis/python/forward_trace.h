@@ -182,7 +182,7 @@ class ForwardTracer {
   void find_position_tables();
   // The tables nearest to `module`: under its parent, else under the grandparent, ... up to the root.
   // `scope` gets the module they were found under. Empty when the model has none.
-  std::vector<const PositionTable*> position_tables_near(const std::string& module, std::string& scope) const;
+  std::vector<const PositionTable*> position_tables_near(const std::string& module, bool for_tokens, std::string& scope) const;
   std::vector<PositionTable> position_tables_;
   mutable int64_t max_tokens_seen_ = 0;  // Dataflow::max_tokens, as input_told_by finds it
   void probe_inputs();

@@ -8,12 +8,13 @@
 // The execution settings (allowExecution, exactGraph, python) let the server run code: the user's
 // script for an export, a TorchScript archive's ops when it loads `model.pt`. They are read from
 // the user's settings only (never a workspace's `.vscode/settings.json`, which a cloned repository
-// brings) and not sent at all in an untrusted workspace.
+// brings) and not sent at all in an untrusted workspace. The memory budget is the user's too: a
+// repository that could raise it could make the server use all the machine's memory.
 
 import { parseMesh } from './mesh';
 
-export const EXECUTION_KEYS = ['allowExecution', 'exactGraph', 'python'] as const;
-export const SERVER_KEYS = ['meshes', 'strategy', 'batch', 'seq', 'inputs', 'phase', 'dtype', 'hardware', 'model', ...EXECUTION_KEYS] as const;
+export const EXECUTION_KEYS = ['allowExecution', 'exactGraph', 'python', 'memoryBudgetMiB'] as const;
+export const SERVER_KEYS = ['meshes', 'strategy', 'batch', 'seq', 'inputs', 'phase', 'dtype', 'hardware', 'model', 'pythonPath', ...EXECUTION_KEYS] as const;
 export type ServerKey = (typeof SERVER_KEYS)[number];
 export type ExecutionKey = (typeof EXECUTION_KEYS)[number];
 
@@ -34,9 +35,11 @@ export interface ServerSettings {
   dtype?: string;
   hardware?: string;
   model?: string;
+  pythonPath?: string[];
   allowExecution?: boolean;
   exactGraph?: boolean;
   python?: string;
+  memoryBudgetMiB?: number;
 }
 
 // The part of vscode.WorkspaceConfiguration.inspect()'s result used here.
@@ -111,7 +114,7 @@ export function toServerSettings(value: (key: ServerKey) => unknown): Mapped {
     else problems.push(`shardlens.${key} must be ${allowed.join('|')}, not ${show(v)}`);
   }
 
-  for (const key of ['batch', 'seq'] as const) {
+  for (const key of ['batch', 'seq', 'memoryBudgetMiB'] as const) {
     const v = value(key);
     if (v === undefined) continue;
     if (typeof v === 'number' && Number.isInteger(v) && v > 0) settings[key] = v;
@@ -123,10 +126,21 @@ export function toServerSettings(value: (key: ServerKey) => unknown): Mapped {
     const v = value('inputs');
     if (v !== undefined) {
       const list = typeof v === 'string' ? [v] : v;
-      const spec = /^[A-Za-z_][A-Za-z0-9_]*=[0-9]+(x[0-9]+)*(:[A-Za-z0-9]+)?$/;
+      const spec = /^[A-Za-z_][A-Za-z0-9_]*=[0-9]+([x,][0-9]+)*(:[A-Za-z0-9]+)?$/;
       if (Array.isArray(list) && list.every((s) => typeof s === 'string' && spec.test(s.trim())))
         settings.inputs = (list as string[]).map((s) => s.trim());
       else problems.push(`shardlens.inputs must be a list of NAME=SHAPE[:DTYPE] such as "input_ids=1x128:int64", not ${show(v)}`);
+    }
+  }
+
+  {
+    // Folders searched for imports after the script's own (relative ones from the document's folder).
+    const v = value('pythonPath');
+    if (v !== undefined) {
+      const list = typeof v === 'string' ? [v] : v;
+      if (Array.isArray(list) && list.every((s) => typeof s === 'string'))
+        settings.pythonPath = (list as string[]).map((s) => s.trim()).filter((s) => s !== '');
+      else problems.push(`shardlens.pythonPath must be a list of folders, not ${show(v)}`);
     }
   }
 

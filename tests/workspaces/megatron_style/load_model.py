@@ -1,4 +1,3 @@
-# shardlens-test: known-gap build_module(spec) of a ModuleSpec is not followed yet
 # A user's loader: a Megatron-Core-style GPT; the tensor-parallel size the script asks for is recorded, layers keep
 # their full logical shapes.
 import torch.nn.functional as F

@@ -20,8 +20,8 @@ test('toServerSettings: nothing set sends nothing (pyproject.toml still applies)
 
 test('toServerSettings: every server setting, under the server names', () => {
   const r = toServerSettings(
-    from({ meshes: ['t3k', ' 8x4'], strategy: 'tensor', batch: 4, seq: 128, inputs: [' input_ids=1x128:int64', 't=1'], phase: 'prefill', dtype: 'bfp8', hardware: 'blackhole', model: ' GPT(GPTConfig()) ',
-           allowExecution: true, exactGraph: false, python: ' /usr/bin/python3 ' }),
+    from({ meshes: ['t3k', ' 8x4'], strategy: 'tensor', batch: 4, seq: 128, inputs: [' input_ids=1x128:int64', 't=1', 'x=1,3,64,64'], phase: 'prefill', dtype: 'bfp8', hardware: 'blackhole', model: ' GPT(GPTConfig()) ',
+           pythonPath: [' src ', ''], allowExecution: true, exactGraph: false, python: ' /usr/bin/python3 ', memoryBudgetMiB: 512 }),
   );
   assert.deepEqual(r.problems, []);
   assert.deepEqual(r.settings, {
@@ -29,14 +29,16 @@ test('toServerSettings: every server setting, under the server names', () => {
     strategy: 'tensor',
     batch: 4,
     seq: 128,
-    inputs: ['input_ids=1x128:int64', 't=1'],
+    inputs: ['input_ids=1x128:int64', 't=1', 'x=1,3,64,64'],
     phase: 'prefill',
     dtype: 'bfp8',
     hardware: 'blackhole',
     model: 'GPT(GPTConfig())',
+    pythonPath: ['src'],
     allowExecution: true,
     exactGraph: false,
     python: '/usr/bin/python3',
+    memoryBudgetMiB: 512,
   });
   assert.deepEqual(Object.keys(r.settings).sort(), [...SERVER_KEYS].sort());
 });
@@ -46,6 +48,19 @@ test('toServerSettings: inputs must be NAME=SHAPE[:DTYPE]', () => {
   assert.deepEqual(r.settings, {});
   assert.equal(r.problems.length, 1);
   assert.match(r.problems[0], /shardlens\.inputs must be a list of NAME=SHAPE\[:DTYPE\]/);
+});
+
+test('toServerSettings: a memory budget must be a positive integer; pythonPath a list of folders', () => {
+  assert.deepEqual(toServerSettings(from({ memoryBudgetMiB: 0, pythonPath: 3 })).problems, [
+    'shardlens.memoryBudgetMiB must be a positive integer, not 0',
+    'shardlens.pythonPath must be a list of folders, not 3',
+  ]);
+});
+
+test('settingValue: the memory budget only from the user settings (a repository cannot raise it)', () => {
+  assert.equal(settingValue('memoryBudgetMiB', { workspaceValue: 100000 }, true), undefined);
+  assert.equal(settingValue('memoryBudgetMiB', { globalValue: 512, workspaceValue: 100000 }, true), 512);
+  assert.equal(settingValue('memoryBudgetMiB', { globalValue: 512 }, false), undefined);
 });
 
 test('toServerSettings: a single mesh string becomes a list; an empty model is left out', () => {
