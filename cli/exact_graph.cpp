@@ -152,6 +152,7 @@ int plan_on_graph(const char* prog_name, const std::string& file, const std::str
     extract.trace_forward = true;
     extract.workload.batch = options.workload.batch;
     extract.workload.tokens = options.workload.tokens_per_forward();
+    extract.workload.context = options.workload.seq;
     extract.workload.spatial[0] = req.spatial[0];
     extract.workload.spatial[1] = req.spatial[1];
     m = exact_model(g.json, file, text, extract);

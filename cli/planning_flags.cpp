@@ -103,6 +103,7 @@ void finish_planning_args(PlanningArgs& out) {
   }
   out.trace.batch = out.options.workload.batch;
   out.trace.tokens = out.options.workload.tokens_per_forward();
+  out.trace.context = out.options.workload.seq;
   out.trace.tokens_given = out.seq_given;
 }
 

@@ -43,7 +43,7 @@ std::string parent_of(const std::string& name) {
   return dot == std::string::npos ? std::string() : name.substr(0, dot);
 }
 
-std::string lower(std::string s) {
+std::string lower_name(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
@@ -51,7 +51,7 @@ std::string lower(std::string s) {
 // Names model code gives a table of absolute positions: wpe, pos_embed, positional_embedding,
 // position_embeddings, embed_positions, pos_encoding. Relative-position tables are not bounds.
 bool position_table_name(const std::string& key, bool embedding_module) {
-  std::string k = lower(key);
+  std::string k = lower_name(key);
   if (k.find("rel") != std::string::npos) return false;
   if (k == "wpe") return true;
   if (k.find("pos") == std::string::npos) return false;
@@ -138,6 +138,17 @@ const std::set<std::string> kReshapeNames = {"view", "reshape", "flatten", "unfl
 const std::set<std::string> kSpatialNames = {"interpolate", "upsample", "pad", "avg_pool1d", "avg_pool2d",
                                              "max_pool1d", "max_pool2d", "adaptive_avg_pool1d",
                                              "adaptive_avg_pool2d", "pixel_shuffle", "pixel_unshuffle"};
+
+// Token indices by the names model code gives them: [batch, tokens] position or segment ids, or
+// one position per token of this forward (transformers' cache_position, gpt-fast's input_pos).
+// Their first "use" is arithmetic (rotary angles) that reaches a layer through tensors of other
+// shapes, so the first-use rule would mistake them for features.
+enum class IndexInput { None, PerSequence, PerToken };
+IndexInput index_input_kind(const std::string& name) {
+  if (name == "position_ids" || name == "token_type_ids") return IndexInput::PerSequence;
+  if (name == "cache_position" || name == "input_pos") return IndexInput::PerToken;
+  return IndexInput::None;
+}
 
 }  // namespace
 
@@ -1362,7 +1373,7 @@ std::vector<const ForwardTracer::PositionTable*> ForwardTracer::position_tables_
   static const std::vector<std::string> source_side = {"enc", "source", "src", "audio", "image", "vision", "patch"};
   static const std::vector<std::string> target_side = {"dec", "target", "tgt", "text"};
   auto named_for = [](const PositionTable* t, const std::vector<std::string>& words) {
-    const std::string n = lower(t->name);
+    const std::string n = lower_name(t->name);
     for (const std::string& w : words)
       if (n.find(w) != std::string::npos) return true;
     return false;
@@ -1375,15 +1386,12 @@ std::vector<const ForwardTracer::PositionTable*> ForwardTracer::position_tables_
 }
 
 std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const {
-  // Index inputs named by the convention every transformers model follows: their first "use" is
-  // arithmetic (rotary angles from position ids) that reaches a layer through tensors of other
-  // shapes, so the first-use rule below would mistake them for features.
-  if (p.name == "position_ids" || p.name == "token_type_ids" || p.name == "cache_position") {
+  if (const IndexInput kind = index_input_kind(p.name); kind != IndexInput::None) {
     int64_t tokens = workload_.tokens;
     if (!workload_.tokens_given && max_tokens_seen_ > 0) tokens = std::min(tokens, max_tokens_seen_);
-    shape = p.name == "cache_position" ? std::vector<int64_t>{tokens} : std::vector<int64_t>{workload_.batch, tokens};
+    shape = kind == IndexInput::PerToken ? std::vector<int64_t>{tokens} : std::vector<int64_t>{workload_.batch, tokens};
     dtype = "int64";
-    return "indices, one per token, as transformers names them";
+    return "indices, one per token, by the name model code gives them";
   }
   // The first informative op that reads the placeholder, or a tensor computed from it, decides
   // what it is (a norm written by hand reads x through pow / mean before its weight shows the width).
@@ -1415,7 +1423,8 @@ std::string ForwardTracer::input_told_by(const ir::Op& op, std::vector<char>& re
     return nullptr;
   };
   auto& mod = model_.modules[op.module];
-  if (op.kind == OpKind::Embedding || op.name == "Embedding") {
+  // F.embedding on ids whose shape pass 1 does not know yet is recorded as unknown, by that name.
+  if (op.kind == OpKind::Embedding || op.name == "Embedding" || op.name == "F.embedding") {
     std::string told = "token ids for " + (mod.name.empty() ? std::string("the root") : mod.name);
     int64_t tokens = workload_.tokens;
     // No more tokens than the nearest position table has rows (nanoGPT asserts t <= block_size;
@@ -1612,7 +1621,7 @@ std::optional<GivenInput> parse_given_input(const std::string& spec, std::string
 // then the optional ones (default None) named as main inputs; with neither, the first optional
 // parameter whose default is None. A wrapper made with functools.wraps is read through __wrapped__,
 // as inspect.signature does.
-std::vector<std::pair<std::string, bool>> ForwardTracer::forward_inputs(const FunctionObj& forward) {
+std::vector<std::pair<std::string, bool>> ForwardTracer::forward_inputs(const FunctionObj& forward, bool with_index_inputs) {
   const FunctionObj* fn = &forward;
   for (int hops = 0; hops < 8 && fn->attributes; ++hops) {
     const Value* inner = fn->attributes->find_str("__wrapped__");
@@ -1638,13 +1647,62 @@ std::vector<std::pair<std::string, bool>> ForwardTracer::forward_inputs(const Fu
     optional_seen = true;
     if (p.default_value->kind != ExprKind::NoneLit) continue;
     if (first_optional.empty()) first_optional = p.name;
-    if (is_main_input_name(p.name)) chosen.emplace_back(p.name, true);
+    if (is_main_input_name(p.name) || (with_index_inputs && index_input_kind(p.name) != IndexInput::None)) chosen.emplace_back(p.name, true);
   }
   if (chosen.empty() && !first_optional.empty()) chosen.emplace_back(first_optional, true);
   return chosen;
 }
 
+namespace {
+
+// Methods model code requires to run before forward() (gpt-fast's Transformer.setup_caches(
+// max_batch_size, max_seq_length) allocates the caches its forward() asserts are there).
+const char* const kPreconditions[] = {"setup_caches", "setup_cache", "init_caches", "init_cache"};
+
+}  // namespace
+
 void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload) {
+  trace_once(root, workload);
+  if (model_.dataflow.error.empty() || !model_.dataflow.error.starts_with("forward() raised")) return;
+  // forward() raised: when the model has a method that prepares it (its caches), run that with
+  // the workload's batch and sequence as its sizes, and trace again.
+  Value self = Value::object(root);
+  for (const char* name : kPreconditions) {
+    const Value* method = root->cls->lookup(name);
+    auto* fn = method ? method->as<FunctionObj>() : nullptr;
+    if (!fn) continue;
+    CallArgs args;
+    bool first = true, callable = true;
+    for (auto& p : fn->def->params) {
+      if (p.kind != ParamKind::Normal) continue;
+      if (first) { first = false; continue; }  // self
+      std::string n = lower_name(p.name);
+      int64_t value = n.find("batch") != std::string::npos ? workload.batch
+                      : (n.find("seq") != std::string::npos || n.find("len") != std::string::npos || n.find("ctx") != std::string::npos)
+                          ? std::max(workload.tokens, workload.context)
+                          : -1;
+      if (value > 0) args.keywords.emplace_back(p.name, Value::integer(value));
+      else if (!p.default_value) callable = false;
+    }
+    if (!callable) return;
+    std::string before = model_.dataflow.error;
+    interp_.call(interp_.get_attribute(self, name, root->module ? root->module->span : ir::Span{}), std::move(args),
+                 root->module ? root->module->span : ir::Span{});
+    if (interp_.exception_pending()) {
+      interp_.take_exception("Exception");
+      return;
+    }
+    // A model with caches is stepped with the positions it writes (gpt-fast's input_pos).
+    with_index_inputs_ = true;
+    trace_once(root, workload);
+    with_index_inputs_ = false;
+    model_.dataflow.notes.push_back(std::string("ran ") + root->cls->name + "." + name + "() before forward(), which " +
+                                    (model_.dataflow.error.empty() ? "needs it" : "still fails after it") + " (" + before + ")");
+    return;
+  }
+}
+
+void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload) {
   workload_ = workload;
   flow_ = &model_.dataflow;
   *flow_ = ir::Dataflow();
@@ -1655,7 +1713,7 @@ void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceW
     return;
   }
   std::vector<Placeholder> inputs;
-  for (auto& name : forward_inputs(*fn))
+  for (auto& name : forward_inputs(*fn, with_index_inputs_))
     inputs.push_back({name.first, interp_.new_tensor(std::nullopt, {}), -1, name.second});
   find_position_tables();
   max_tokens_seen_ = 0;

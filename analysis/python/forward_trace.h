@@ -33,6 +33,7 @@ std::optional<GivenInput> parse_given_input(const std::string& spec, std::string
 struct TraceWorkload {
   int64_t batch = 1;
   int64_t tokens = 1;        // tokens per sequence in this forward (decode: 1; prefill: seq)
+  int64_t context = 0;       // the sequence the caches hold (decode's context); 0: `tokens`
   int64_t spatial[2] = {64, 64};  // H, W of image-like inputs (convs)
   // Whether `tokens` / `spatial` were chosen by the user. When not, the model's own position
   // tables decide where they bound the input (ForwardTracer::input_told_by): token ids no longer
@@ -144,7 +145,11 @@ class ForwardTracer {
     bool by_keyword = false;  // an optional parameter chosen as an input: passed by name
     const GivenInput* given = nullptr;  // its shape was given (TraceWorkload::inputs)
   };
-  static std::vector<std::pair<std::string, bool>> forward_inputs(const FunctionObj& forward);
+  // forward()'s inputs: required parameters, and optional ones by their conventional names
+  // (`with_index_inputs`: position indices too).
+  static std::vector<std::pair<std::string, bool>> forward_inputs(const FunctionObj& forward, bool with_index_inputs);
+  bool with_index_inputs_ = false;
+  void trace_once(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload);
   int id_of(const std::shared_ptr<TensorObj>& t);
   int new_version(const std::shared_ptr<TensorObj>& t);
   ir::Op& record(ir::OpKind kind, std::string name, const std::vector<Value>& inputs, const Value& result,

@@ -232,6 +232,7 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   extract.trace_forward = true;
   extract.workload.batch = a->options.workload.batch;
   extract.workload.tokens = a->options.workload.tokens_per_forward();
+  extract.workload.context = a->options.workload.seq;
   extract.workload.tokens_given = settings.seq_set;
   for (auto& spec : settings.inputs) {
     std::string error;

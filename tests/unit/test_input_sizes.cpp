@@ -13,7 +13,7 @@ python::ExtractResult traced(const std::string& text, python::TraceWorkload work
   python::ModelExtractor extractor(text, "m.py");
   python::ExtractOptions options;
   options.trace_forward = true;
-  if (workload.tokens == 1) workload.tokens = 2048;  // the planner's default prefill sequence
+  if (workload.tokens == 1 && workload.context == 0) workload.tokens = 2048;  // the planner's default prefill sequence
   options.workload = workload;
   return extractor.extract(options);
 }
@@ -186,4 +186,131 @@ TEST_CASE("input sizes: NAME=SHAPE[:DTYPE] is parsed, and bad specs say why") {
     CHECK_FALSE(python::parse_given_input(bad, error));
     CHECK(error.find("NAME=SHAPE[:DTYPE]") != std::string::npos);
   }
+}
+
+TEST_CASE("input sizes: sizes joined by commas, as `graph --input` has always taken them") {
+  std::string error;
+  auto ok = python::parse_given_input("idx=1,128:int64", error);
+  REQUIRE(ok);
+  CHECK(ok->shape == std::vector<int64_t>{1, 128});
+  CHECK(ok->dtype == "int64");
+  CHECK_FALSE(python::parse_given_input("idx=1,,128", error));
+}
+
+namespace {
+// gpt-fast's shape: forward() asserts that setup_caches(max_batch_size, max_seq_length) ran, and
+// steps the caches at input_pos (an Optional parameter the caller always gives).
+const char* kCachedModel = R"(
+import torch
+import torch.nn as nn
+from typing import Optional
+
+class Attention(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.wqkv = nn.Linear(d, 3 * d, bias=False)
+        self.wo = nn.Linear(d, d, bias=False)
+        self.kv_cache = None
+
+    def forward(self, x, input_pos, mask):
+        b, t, d = x.shape
+        q, k, v = self.wqkv(x).split([d, d, d], dim=-1)
+        q = q.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        self.kv_cache[0][:, :, input_pos] = k
+        self.kv_cache[1][:, :, input_pos] = v
+        y = nn.functional.scaled_dot_product_attention(q, self.kv_cache[0], self.kv_cache[1], attn_mask=mask)
+        return self.wo(y.transpose(1, 2).contiguous().view(b, t, d))
+
+class Transformer(nn.Module):
+    def __init__(self, vocab=64, d=32, heads=4, layers=2):
+        super().__init__()
+        self.d, self.n_heads = d, heads
+        self.tok_embeddings = nn.Embedding(vocab, d)
+        self.layers = nn.ModuleList([Attention(d, heads) for _ in range(layers)])
+        self.output = nn.Linear(d, vocab, bias=False)
+        self.causal_mask = None
+        self.max_seq_length = -1
+
+    def setup_caches(self, max_batch_size, max_seq_length):
+        self.max_seq_length = max_seq_length
+        for layer in self.layers:
+            shape = (max_batch_size, self.n_heads, max_seq_length, self.d // self.n_heads)
+            layer.kv_cache = (torch.zeros(shape), torch.zeros(shape))
+        self.causal_mask = torch.tril(torch.ones(max_seq_length, max_seq_length, dtype=torch.bool))
+
+    def forward(self, idx, input_pos: Optional[torch.Tensor] = None):
+        assert self.causal_mask is not None, "Caches must be initialized first"
+        mask = self.causal_mask[None, None, input_pos]
+        x = self.tok_embeddings(idx)
+        for layer in self.layers:
+            x = x + layer(x, input_pos, mask)
+        return self.output(x)
+
+model = Transformer()
+)";
+}  // namespace
+
+TEST_CASE("input sizes: a model whose forward() needs setup_caches() first is set up with the workload's sizes") {
+  python::TraceWorkload w;
+  w.tokens = 1;  // decode: one token per forward, over a 256-token context
+  w.context = 256;
+  auto r = traced(kCachedModel, w);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  REQUIRE(flow.input_descriptions.size() == 2);
+  CHECK(flow.input_descriptions[0].rfind("idx: [1, 1] int64", 0) == 0);
+  CHECK(flow.input_descriptions[1].rfind("input_pos: [1] int64", 0) == 0);
+  bool noted = false;
+  for (auto& n : flow.notes) noted |= n.find("ran Transformer.setup_caches() before forward(), which needs it") != std::string::npos;
+  CHECK(noted);
+  int attention = 0;
+  for (auto& op : flow.ops) attention += op.kind == ir::OpKind::Attention;
+  CHECK(attention == 2);
+}
+
+TEST_CASE("input sizes: a forward() that raises for another reason is not retried with setup_caches()") {
+  std::string text = kCachedModel;
+  text.replace(text.find("        assert self.causal_mask is not None"), 0, "        raise ValueError('no')\n");
+  auto r = traced(text);
+  REQUIRE(r.ok);
+  CHECK_FALSE(r.model.dataflow.traced);
+  CHECK(r.model.dataflow.error.find("ValueError") != std::string::npos);
+}
+
+TEST_CASE("input sizes: ids first read by F.embedding are token ids") {
+  auto r = traced(R"(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class ParallelEmbedding(nn.Module):
+    def __init__(self, vocab, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(vocab, d))
+
+    def forward(self, x):
+        return F.embedding(x, self.weight)
+
+class Model(nn.Module):
+    def __init__(self, vocab=100, d=16):
+        super().__init__()
+        self.embed = ParallelEmbedding(vocab, d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, tokens):
+        return self.head(self.embed(tokens))
+
+model = Model()
+)");
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  REQUIRE(flow.input_descriptions.size() == 1);
+  CHECK(flow.input_descriptions[0].rfind("tokens: [1, 2048] int64 (token ids", 0) == 0);
 }
