@@ -79,6 +79,14 @@ struct Op {
   int end = -1;             // Call: one past the last op of its body
   Span span;
   std::string detail;       // Unknown: why
+
+  // A contraction over spatial dims (uppercase letters in `equation`): a convolution.
+  bool is_convolution() const {
+    if (kind != OpKind::Contract) return false;
+    for (char c : equation)
+      if (c >= 'A' && c <= 'Z') return true;
+    return false;
+  }
 };
 
 struct Dataflow {

@@ -45,8 +45,7 @@ Evidence read_evidence(const ir::ModelIR& model) {
   const auto& flow = model.dataflow;
   for (const auto& op : flow.ops) {
     if (op.kind == ir::OpKind::Attention) ++e.attention;
-    if (op.kind == ir::OpKind::Contract && std::any_of(op.equation.begin(), op.equation.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); }))
-      ++e.convs;
+    if (op.is_convolution()) ++e.convs;
     if (op.kind == ir::OpKind::Embedding && op.inputs.size() > 1) {
       const auto& w = flow.tensors[op.inputs[1]].shape;
       if (w.size() == 2 && w[0] >= 1000) e.vocab = std::max(e.vocab, w[0]);

@@ -312,7 +312,7 @@ class MeshPlanner {
     for (const auto& op : flow.ops) {
       if (op.kind != OpKind::Contract || op.inputs.size() < 2) continue;
       const std::string& eq = op.equation;
-      if (std::any_of(eq.begin(), eq.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; })) continue;  // convs
+      if (op.is_convolution()) continue;
       const auto& w = flow.tensors[op.inputs[1]];
       if (w.parameter < 0 || w.shape.size() < 2) continue;
       if (std::any_of(w.shape.begin(), w.shape.end(), [&](int64_t d) { return vocabularies.count(d) > 0; })) continue;

@@ -107,7 +107,7 @@ void assign_roles(Prepared& p) {
     // linear layers read (q, k, v, o and up read it; only down reads the FFN's).
     std::map<int64_t, int> reads;
     for (auto& op : flow.ops)
-      if (op.kind == OpKind::Contract && op.inputs.size() >= 2 && op.equation.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") == std::string::npos) {
+      if (op.kind == OpKind::Contract && op.inputs.size() >= 2 && !op.is_convolution()) {
         const auto& w = flow.tensors[op.inputs[1]];
         if (w.parameter >= 0 && w.shape.size() == 2) ++reads[w.shape[1]];
       }

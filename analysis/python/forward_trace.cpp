@@ -1563,8 +1563,8 @@ bool is_main_input_name(const std::string& name) {
   return names.count(name) > 0;
 }
 
-// Whether forward() (read through functools.wraps' __wrapped__) takes a parameter `name`, or **kwargs.
-bool takes_parameter(const FunctionObj& forward, const std::string& name) {
+// The function a functools.wraps wrapper stands for (its __wrapped__, as inspect.signature reads it).
+const FunctionObj& unwrapped(const FunctionObj& forward) {
   const FunctionObj* fn = &forward;
   for (int hops = 0; hops < 8 && fn->attributes; ++hops) {
     const Value* inner = fn->attributes->find_str("__wrapped__");
@@ -1572,6 +1572,12 @@ bool takes_parameter(const FunctionObj& forward, const std::string& name) {
     if (!next) break;
     fn = next;
   }
+  return *fn;
+}
+
+// Whether forward() (read through functools.wraps' __wrapped__) takes a parameter `name`, or **kwargs.
+bool takes_parameter(const FunctionObj& forward, const std::string& name) {
+  const FunctionObj* fn = &unwrapped(forward);
   for (auto& p : fn->def->params)
     if ((p.kind == ParamKind::Normal && p.name == name) || p.kind == ParamKind::VarKwargs) return true;
   return false;
@@ -1622,13 +1628,7 @@ std::optional<GivenInput> parse_given_input(const std::string& spec, std::string
 // parameter whose default is None. A wrapper made with functools.wraps is read through __wrapped__,
 // as inspect.signature does.
 std::vector<std::pair<std::string, bool>> ForwardTracer::forward_inputs(const FunctionObj& forward, bool with_index_inputs) {
-  const FunctionObj* fn = &forward;
-  for (int hops = 0; hops < 8 && fn->attributes; ++hops) {
-    const Value* inner = fn->attributes->find_str("__wrapped__");
-    auto* next = inner ? inner->as<FunctionObj>() : nullptr;
-    if (!next) break;
-    fn = next;
-  }
+  const FunctionObj* fn = &unwrapped(forward);
   std::vector<std::pair<std::string, bool>> chosen;
   std::string first_optional;
   bool first = true, optional_seen = false;
