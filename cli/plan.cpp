@@ -20,7 +20,8 @@ namespace {
 
 const char* kPlanUsage =
     "usage: shardlens plan FILE [--model EXPR] [--python-path DIR ...] [--memory-budget MIB] [--mesh RxC|PRESET ...] [--strategy auto|tensor]\n"
-    "                      [--batch N] [--seq N] [--phase prefill|decode] [--dtype bf16|fp32|bfp8]\n"
+    "                      [--batch N] [--seq N] [--phase prefill|decode] [--prefill-weights shared|own]\n"
+    "                      [--dtype bf16|fp32|bfp8]\n"
     "                      [--hardware wormhole|blackhole] [--format text|json] [--spatial HxW]\n"
     "                      [--pin PARAM=replicated|shard:D ...] [--pin-output MODULE=replicated|shard:D ...] [--pins-only]\n"
     "                      [--emit tt-xla|shard-spec|dtensor|hf-tp-plan|colossalai]\n"
@@ -28,7 +29,9 @@ const char* kPlanUsage =
     "  calls, or apply_sharding(model, mesh) when the script builds no instance), shard-spec\n"
     "  (tt-forge-models get_mesh_config() + load_shard_spec()), dtensor (PyTorch parallelize_module\n"
     "  with ColwiseParallel / RowwiseParallel), hf-tp-plan (a transformers base_model_tp_plan dict)\n"
-    "  or colossalai (a HybridParallelPlugin configuration with its divisibility checks).\n";
+    "  or colossalai (a HybridParallelPlugin configuration with its divisibility checks).\n"
+    "  A decoder LM's prefill keeps the weight layouts of its decode plan (one copy of the weights serves\n"
+    "  both); --prefill-weights own plans prefill's weights for prefill alone (prefill on devices of its own).\n";
 
 // Prints the block, or with --emit-apply (hidden; tests use it) the whole script with the block
 // inserted as the editor's code action would.
@@ -123,7 +126,11 @@ int run_plan(const std::vector<std::string>& args) {
   if (format == "json") {
     auto j = plan::to_json(result, model, options);
     describe_workload(choice, j);
-    if (with_prefill) j["prefill"] = plan::to_json(prefill.result, prefill.source.model, prefill.options);
+    if (planned.weights_from_decode) j["workload"]["weights_from"] = "decode";
+    if (with_prefill) {
+      j["prefill"] = plan::to_json(prefill.result, prefill.source.model, prefill.options);
+      if (prefill.weights_from_decode) j["prefill"]["workload"]["weights_from"] = "decode";
+    }
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << workload_line(choice);

@@ -1,6 +1,7 @@
 #include "planning_flags.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -51,6 +52,8 @@ bool take_planning_flag(FlagReader& flags, PlanningArgs& out) {
     std::string error;
     options.hardware = plan::resolve_hardware(*v, error);  // a built-in name or a profile (shardlens calibrate)
     if (!options.hardware) flags.fail("--hardware: " + error);
+  } else if (flags.is("--prefill-weights")) {
+    if (auto v = flags.choice({"shared", "own"})) out.prefill_weights_own = *v == "own";
   } else if (flags.is("--pins-only")) {
     options.evaluate_pins_only = true;
   } else if (flags.is("--pin") || flags.is("--pin-output")) {
@@ -163,6 +166,70 @@ bool check_pins(const std::string& command, const ir::ModelIR& model, const plan
   return unknown.empty();
 }
 
+namespace {
+
+// A decode plan's layout of one weight as a pin ("" when it is not pinned: vectors (norm scales,
+// biases) are small enough to keep in any layout and follow the activations; whole experts per
+// device, or a split over both axes of a 2-D mesh, which the search decides per axis).
+std::string layout_pin(const plan::ParameterLayout& layout) {
+  if (layout.rank < 2 || layout.expert >= 0 || (layout.axes && layout.axes->size() > 1)) return "";
+  if (layout.sharded_dim < 0) return "replicated";
+  if (layout.layout == "column_segments") return "segments:" + std::to_string(layout.sharded_dim) + ":" + std::to_string(layout.segments);
+  return "shard:" + std::to_string(layout.sharded_dim);
+}
+
+std::string faster_text(double us) {
+  char text[48];
+  if (us >= 1000) std::snprintf(text, sizeof text, "%.2f ms", us / 1000);
+  else std::snprintf(text, sizeof text, "%.1f µs", us);
+  return text;
+}
+
+// A decoder LM keeps one copy of its weights for prompts (prefill) and generation (decode): its
+// prefill is planned with the layouts its decode plan gives the weights, on each mesh, and the
+// plan prefill alone would choose is listed as the alternative that needs a second copy. Decode
+// decides because it runs once per generated token, prefill once per prompt. Keeps `out` as it is
+// when the decode plan cannot be made.
+void plan_with_decode_weights(const std::string& command, const std::string& file, const PlanningArgs& planning, PlannedScript& out) {
+  PlanningArgs decode_args = planning;
+  decode_args.options.workload.phase = plan::Phase::Decode;
+  decode_args.options.workload.seq = out.options.workload.seq;
+  decode_args.options.alternatives = false;
+  decode_args.phase_given = decode_args.seq_given = true;
+  finish_planning_args(decode_args);
+  auto decode_source = extract_for_planning(command, file, decode_args);
+  if (!decode_source) return;
+  const plan::PlanResult decode = session::plan_in_text(decode_source->text, decode_source->model, decode_args.options);
+  if (!decode.ok || decode.meshes.size() != out.options.meshes.size()) return;
+  plan::PlanOptions shared = out.options;
+  shared.pinned_parameters_per_mesh.assign(shared.meshes.size(), {});
+  for (size_t m = 0; m < decode.meshes.size(); ++m)
+    for (const plan::ParameterLayout layout : decode.meshes[m].parameters)
+      if (std::string pin = layout_pin(layout); !pin.empty()) shared.pinned_parameters_per_mesh[m][std::string(layout.name)] = pin;
+  plan::PlanResult result = session::plan_in_text(out.source.text, out.source.model, shared);
+  if (!result.ok || result.meshes.size() != out.result.meshes.size()) return;
+  for (size_t m = 0; m < result.meshes.size(); ++m) {
+    plan::MeshPlan& mp = result.meshes[m];
+    const plan::Totals& alone = out.result.meshes[m].totals;
+    mp.notes.push_back("weights laid out as the decode plan lays them out: one copy of the weights serves prompts and generation");
+    if (alone.collectives == mp.totals.collectives && std::abs(alone.est_time_us - mp.totals.est_time_us) < 1e-6) continue;
+    plan::Alternative a;
+    a.name = "weights laid out for prefill alone";
+    a.totals = alone;
+    const double gain = mp.totals.est_time_us - alone.est_time_us;
+    a.why_rejected = "excluded by the decode plan's weight layouts (decode needs them; this layout would need a second copy of the weights)";
+    if (gain > 0) a.why_rejected += "; " + faster_text(gain) + " faster by the estimate";
+    if (alone.collectives != mp.totals.collectives)
+      a.why_rejected += "; " + std::to_string(alone.collectives) + " collectives instead of " + std::to_string(mp.totals.collectives);
+    mp.alternatives.push_back(std::move(a));
+  }
+  out.result = std::move(result);
+  out.options = std::move(shared);
+  out.weights_from_decode = true;
+}
+
+}  // namespace
+
 int plan_script(const std::string& command, const std::string& file, PlanningArgs& planning, PlannedScript& out) {
   auto source = extract_for_planning(command, file, planning);
   if (!source) return 1;
@@ -180,6 +247,9 @@ int plan_script(const std::string& command, const std::string& file, PlanningArg
     std::fprintf(stderr, "%s: %s: %s\n", command.c_str(), file.c_str(), out.result.error.c_str());
     return 1;
   }
+  if (out.workload.kind.both_phases && options.workload.phase == plan::Phase::Prefill && !planning.prefill_weights_own &&
+      options.pinned_parameters.empty() && options.pinned_outputs.empty() && !options.evaluate_pins_only)
+    plan_with_decode_weights(command, file, planning, out);
   return 0;
 }
 

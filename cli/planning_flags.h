@@ -34,6 +34,9 @@ struct PlanningArgs : ScriptArgs {
   plan::PlanOptions options;
   python::TraceWorkload trace;
   bool phase_given = false, seq_given = false;  // --phase / --seq: the workload is the user's, not the kind's
+  // --prefill-weights own: a decoder's prefill lays its weights out for itself (prefill served on
+  // devices of its own); shared (the default): as its decode plan does.
+  bool prefill_weights_own = false;
 };
 
 // Takes the reader's current argument (and its value) when it is a planning flag (ScriptArgs'
@@ -84,6 +87,9 @@ struct PlannedScript {
   WorkloadChoice workload;
   plan::PlanResult result;
   plan::PlanOptions options;  // as planned: the flags' options, the sequence fitted to the model
+  // A decoder's prefill planned with its decode plan's weight layouts (one copy of the weights
+  // serves prompts and generation): JSON "workload.weights_from": "decode".
+  bool weights_from_decode = false;
 };
 int plan_script(const std::string& command, const std::string& file, PlanningArgs& planning, PlannedScript& out);
 

@@ -16,7 +16,8 @@ namespace {
 
 const char* kReportUsage =
     "usage: shardlens report FILE [--model EXPR] [--python-path DIR ...] [--memory-budget MIB] [--mesh RxC|PRESET ...] [--strategy auto|tensor]\n"
-    "                        [--batch N] [--seq N] [--phase prefill|decode] [--dtype bf16|fp32|bfp8]\n"
+    "                        [--batch N] [--seq N] [--phase prefill|decode] [--prefill-weights shared|own]\n"
+    "                        [--dtype bf16|fp32|bfp8]\n"
     "                        [--hardware wormhole|blackhole|PROFILE.json] [--spatial HxW]\n"
     "                        [--pin PARAM=replicated|shard:D ...] [--pin-output MODULE=replicated|shard:D ...] [--pins-only]\n"
     "                        [--ir DIR] [-o PATH]\n"

@@ -233,7 +233,7 @@ class MeshPlanner {
   MeshPlanner(const ir::ModelIR& model, const Prepared& prep, const PlanOptions& opt, AxisSolver& solver)
       : model_(model), prep_(prep), opt_(opt), solver_(solver) {}
 
-  Context base_context(const Mesh& mesh) const {
+  Context base_context(const Mesh& mesh, size_t mesh_index) const {
     Context c;
     c.n = mesh.cols;
     c.topology = mesh.col_topology;
@@ -245,12 +245,15 @@ class MeshPlanner {
       megatron_rule(c, mesh.cols);
     }
     c.unpinned_replicated = opt_.evaluate_pins_only;
-    if (!opt_.pinned_parameters.empty()) {
+    const auto* mesh_pins = mesh_index < opt_.pinned_parameters_per_mesh.size() ? &opt_.pinned_parameters_per_mesh[mesh_index] : nullptr;
+    if (!opt_.pinned_parameters.empty() || (mesh_pins && !mesh_pins->empty())) {
       // By name through an index: a report pins thousands of parameters of a large model.
       std::unordered_map<std::string_view, int> index;
       for (size_t i = 0; i < model_.parameters.size(); ++i) index.emplace(model_.parameters[i].name, static_cast<int>(i));
-      for (auto& [name, layout] : opt_.pinned_parameters)
-        if (auto it = index.find(name); it != index.end()) c.pinned_params[it->second] = parse_layout(layout);
+      for (const auto* pins : {&opt_.pinned_parameters, mesh_pins})
+        if (pins)
+          for (auto& [name, layout] : *pins)
+            if (auto it = index.find(name); it != index.end()) c.pinned_params[it->second] = parse_layout(layout);
     }
     if (!opt_.pinned_outputs.empty()) {
       std::unordered_map<std::string_view, int> index;
@@ -288,21 +291,71 @@ class MeshPlanner {
       if (op.kind == OpKind::Embedding && op.inputs.size() > 1 && !flow.tensors[op.inputs[1]].shape.empty() &&
           std::find(flow.inputs.begin(), flow.inputs.end(), op.inputs[0]) != flow.inputs.end())  // token ids, not positions
         vocabularies.insert(flow.tensors[op.inputs[1]].shape[0]);
-    // Whether an activation comes from attention (through reshapes and transposes): merged heads.
-    auto from_attention = [&](int t) {
+    // The heads an attention core splits its input into: the heads dim of its first input (the
+    // query, or the probabilities a hand-written softmax(QKᵀ)V multiplies); 0 when none is named.
+    auto heads_of = [&](int op_index) -> int64_t {
+      const auto& op = flow.ops[static_cast<size_t>(op_index)];
+      if (op.inputs.empty()) return 0;
+      const auto roles = prep_.roles[static_cast<size_t>(op.inputs[0])];
+      for (size_t d = 0; d < roles.size(); ++d)
+        if (roles[d] == Role::Heads) return flow.tensors[op.inputs[0]].shape[d];
+      return 0;
+    };
+    // The attention core an activation comes from (through reshapes and transposes: merged heads),
+    // or -1.
+    auto attention_before = [&](int t) {
       for (int hops = 0; hops < 8 && t >= 0; ++hops) {
         const int p = prep_.producer[t];
-        if (p < 0) return false;
+        if (p < 0) return -1;
         const auto& pop = flow.ops[static_cast<size_t>(p)];
-        if (pop.kind == OpKind::Attention) return true;
-        if (pop.kind == OpKind::Contract && pop.inputs.size() >= 2 && flow.tensors[pop.inputs[1]].parameter < 0 &&
-            prep_.producer[pop.inputs[0]] >= 0 && flow.ops[static_cast<size_t>(prep_.producer[pop.inputs[0]])].kind == OpKind::Softmax)
-          return true;  // softmax(QKᵀ) @ V written out
-        if (pop.kind != OpKind::Reshape && pop.kind != OpKind::Permute && pop.kind != OpKind::Scale) return false;
+        if (pop.kind == OpKind::Attention) return p;
+        if (pop.kind == OpKind::Contract && pop.inputs.size() >= 2 && flow.tensors[pop.inputs[1]].parameter < 0) {
+          // softmax(QKᵀ) @ V written out, the probabilities cast or dropped out on the way
+          int w = pop.inputs[0];
+          for (int steps = 0; steps < 3 && prep_.producer[w] >= 0 && flow.ops[static_cast<size_t>(prep_.producer[w])].kind == OpKind::Scale; ++steps)
+            w = flow.ops[static_cast<size_t>(prep_.producer[w])].inputs[0];
+          if (prep_.producer[w] >= 0 && flow.ops[static_cast<size_t>(prep_.producer[w])].kind == OpKind::Softmax) return p;
+        }
+        if (pop.kind != OpKind::Reshape && pop.kind != OpKind::Permute && pop.kind != OpKind::Scale) return -1;
         t = pop.inputs.empty() ? -1 : pop.inputs[0];
       }
-      return false;
+      return -1;
     };
+    // The attention core a projection's output feeds (through head splits, rotary embeddings and
+    // a fused q/k/v's split), or -1: forward over shape-moving and elementwise ops only, so an FFN
+    // (which reaches the next layer through a weight) never gets there.
+    // Its heads are the ones the projection's own view makes (GQA's key / value heads, before their
+    // repeat), else the core's; 0 when it feeds none.
+    auto heads_after = [&](int t) -> int64_t {
+      std::vector<int> frontier{t};
+      std::set<int> seen;
+      int64_t own = 0;
+      while (!frontier.empty() && seen.size() < 64) {
+        const int at = frontier.back();
+        frontier.pop_back();
+        for (const int c : prep_.consumers(at)) {
+          if (!seen.insert(c).second) continue;
+          const auto& cop = flow.ops[static_cast<size_t>(c)];
+          if (cop.kind == OpKind::Attention) return own ? own : heads_of(c);
+          if (cop.kind == OpKind::Contract) {
+            const bool weights = std::any_of(cop.inputs.begin(), cop.inputs.end(), [&](int in) { return flow.tensors[in].parameter >= 0; });
+            if (!weights) return own ? own : heads_of(c);  // QKᵀ written out
+            continue;
+          }
+          if (cop.kind == OpKind::Reshape && !own && !cop.outputs.empty()) {
+            const auto roles = prep_.roles[static_cast<size_t>(cop.outputs[0])];
+            for (size_t d = 0; d < roles.size() && !own; ++d)
+              if (roles[d] == Role::Heads) own = flow.tensors[cop.outputs[0]].shape[d];
+          }
+          if (cop.kind == OpKind::Reshape || cop.kind == OpKind::Permute || cop.kind == OpKind::Split || cop.kind == OpKind::Scale ||
+              cop.kind == OpKind::Add || cop.kind == OpKind::Mul || cop.kind == OpKind::Concat || cop.kind == OpKind::Repeat)
+            frontier.insert(frontier.end(), cop.outputs.begin(), cop.outputs.end());
+        }
+      }
+      return 0;
+    };
+    auto from_attention = [&](int t) { return attention_before(t) >= 0; };
+    const bool stream_known = std::any_of(prep_.residual_stream.begin(), prep_.residual_stream.end(), [](char c) { return c != 0; });
     std::vector<int> split_of(flow.tensors.size(), -1);  // tensor -> a Split op that reads it
     for (size_t i = 0; i < flow.ops.size(); ++i)
       if (flow.ops[i].kind == OpKind::Split && !flow.ops[i].inputs.empty()) split_of[static_cast<size_t>(flow.ops[i].inputs[0])] = static_cast<int>(i);
@@ -341,10 +394,20 @@ class MeshPlanner {
           if (in_x < x_roles.size()) contracted = x_roles[in_x];
         }
       }
-      // A conv front end's channels are the stream's features as the hidden dim is a token embedding's.
-      const bool reads_stream = (contracted == Role::Hidden || contracted == Role::Channels) && !from_attention(op.inputs[0]);
+      // Where the residual stream is known (norms read it), a layer reads the stream when its input
+      // is on it; otherwise by role: a conv front end's channels are the stream's features as the
+      // hidden dim is a token embedding's.
+      const bool reads_stream = stream_known ? prep_.residual_stream[static_cast<size_t>(op.inputs[0])] != 0
+                                             : (contracted == Role::Hidden || contracted == Role::Channels) && !from_attention(op.inputs[0]);
       const int dim = reads_stream ? column : row;
       if (dim < 0 || w.shape[static_cast<size_t>(dim)] % n != 0) continue;
+      // Attention's projections split by heads: where the heads do not divide the axis, a split of
+      // the features cuts heads apart, and the consensus keeps such attention whole (or pads it).
+      if (!op.outputs.empty()) {
+        const int core = reads_stream ? -1 : attention_before(op.inputs[0]);
+        const int64_t heads = reads_stream ? heads_after(op.outputs[0]) : core >= 0 ? heads_of(core) : 0;
+        if (heads > 0 && heads % n != 0) continue;
+      }
       // q, k and v concatenated on the output features and split after the matmul (into equal parts
       // on that last dim): each device needs its share of every segment.
       bool segments = false;
@@ -361,6 +424,10 @@ class MeshPlanner {
 
   static Spec parse_layout(const std::string& s) {
     if (s.rfind("shard:", 0) == 0) return Spec::S(std::stoi(s.substr(6)));
+    if (s.rfind("segments:", 0) == 0) {
+      const size_t colon = s.find(':', 9);
+      return Spec::Seg(std::stoi(s.substr(9)), colon == std::string::npos ? 1 : std::stoi(s.substr(colon + 1)));
+    }
     if (s == "partial") return Spec::P();
     return Spec::R();
   }
@@ -879,7 +946,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     phase("other");
     MeshPlan mp;
     mp.mesh = mesh;
-    Context base = planner.base_context(mesh);
+    Context base = planner.base_context(mesh, static_cast<size_t>(&mesh - options.meshes.data()));
     if (!preferred->empty()) {
       base.preferred_params = preferred;
       base.preferred_hash = preferred_hash;
@@ -1038,9 +1105,11 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         cand.s = planner.run(alt.name, c, chosen.axes);
         cand.s.name = alt.name;
         if (!cand.s.feasible) {
-          cand.infeasible_why = options.pinned_parameters.empty() && options.pinned_outputs.empty() ? "no layout of this kind exists for this model"
-                                                                                                      : "not possible under the pinned layouts";
-          if (alt.experts == kTagExpertAllToAll) cand.infeasible_why = expert_parallel_obstacle(model, flow, sized_ops, chosen.ctx.n);
+          const bool pinned = !options.pinned_parameters.empty() || !options.pinned_outputs.empty() ||
+                              std::any_of(options.pinned_parameters_per_mesh.begin(), options.pinned_parameters_per_mesh.end(),
+                                          [](const auto& pins) { return !pins.empty(); });
+          cand.infeasible_why = pinned ? "not possible under the pinned layouts" : "no layout of this kind exists for this model";
+          if (alt.experts == kTagExpertAllToAll && !pinned) cand.infeasible_why = expert_parallel_obstacle(model, flow, sized_ops, chosen.ctx.n);
         }
         candidates.push_back(std::move(cand));
       }

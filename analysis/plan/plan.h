@@ -38,6 +38,9 @@ struct PlanOptions {
   std::map<std::string, std::string> pinned_parameters;
   std::map<std::string, std::string> pinned_outputs;
   bool evaluate_pins_only = false;  // true: every parameter not pinned stays replicated
+  // Per mesh (in `meshes`' order), parameter layouts fixed on that mesh only, in pinned_parameters'
+  // form plus "segments:DIM:K": a decoder's prefill takes its decode plan's weight layouts there.
+  std::vector<std::map<std::string, std::string>> pinned_parameters_per_mesh;
   bool alternatives = true;
   // false: plan on the calling thread only. A second thread prepares large models and lists the
   // chosen plans of a multi-mesh request while the search goes on; the results are the same.

@@ -43,7 +43,12 @@ struct Spec {
 enum Tag : uint16_t {
   kTagReplicated = 1, kTagTensor = 2, kTagSequence = 4, kTagBatch = 8,
   kTagExpertAllToAll = 16, kTagExpertLocal = 32, kTagExpertTensor = 64,
-  kTagAll = 0x7f,
+  // The residual stream (what norms read and residual adds carry) split on its hidden features:
+  // row-parallel outputs reduce-scattered, norms exchanging statistics, then gathered again. Not
+  // Megatron's layout (which keeps the stream whole, 1 all-reduce per pair), so the Megatron family
+  // and --strategy tensor leave it out.
+  kTagStreamFeatures = 128,
+  kTagAll = 0xff,
 };
 
 enum class Role : uint8_t { Other, Batch, Seq, Hidden, Heads, HeadDim, Ffn, Vocab, Experts, Channels, Spatial, Tokens };
@@ -203,6 +208,7 @@ struct Prepared {
   std::vector<int> producer;                // per tensor: the op that made it (-1: none)
   std::vector<uint64_t> op_signature;       // per op: equal for the same op of identical blocks
   std::vector<std::vector<int>> segments;   // per tensor: k of later equal k-way splits of its last dim
+  std::vector<char> residual_stream;        // per tensor: on the residual stream (see mark_residual_stream)
   int64_t hidden_size = 0, vocab_size = 0;
   std::unique_ptr<ModulePatterns> patterns;  // never null after prepare()
 };

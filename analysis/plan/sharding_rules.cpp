@@ -267,6 +267,75 @@ void assign_roles(Prepared& p) {
       p.roles[op.dims[0]][0] = Role::Tokens;
 }
 
+// The residual stream: the tensors norms read (LayerNorm / RMSNorm ops, or the mean of squares a
+// hand-written RMSNorm takes over the hidden dim), the residual adds that carry them from layer to
+// layer and the branch outputs added into them, and the normalised outputs the next layer reads.
+// Found by shape-preserving elementwise steps only (add, mul, cast, dropout), so nothing inside
+// attention or the FFN is on it.
+void mark_residual_stream(Prepared& p) {
+  const auto& flow = p.model->dataflow;
+  auto& on = p.residual_stream;
+  on.assign(flow.tensors.size(), 0);
+  std::vector<int> producer(flow.tensors.size(), -1);
+  for (size_t i = 0; i < flow.ops.size(); ++i)
+    if (flow.ops[i].kind != OpKind::Call && flow.ops[i].kind != OpKind::Experts)
+      for (int t : flow.ops[i].outputs) producer[static_cast<size_t>(t)] = static_cast<int>(i);
+  auto same_shape = [&](int a, int b) { return flow.tensors[a].shape == flow.tensors[b].shape; };
+  auto hidden_last = [&](int t) {
+    auto r = p.roles[static_cast<size_t>(t)];
+    return !r.empty() && (r.back() == Role::Hidden || r.back() == Role::Channels);  // a conv front end's channels are its stream's features
+  };
+  auto activation = [&](int t) { return !is_free(flow, t) && hidden_last(t); };
+  bool any = false;
+  for (const auto& op : flow.ops) {
+    if (op.inputs.empty() || op.outputs.empty()) continue;
+    int seed = -1;
+    if (op.kind == OpKind::Norm) seed = op.inputs[0];
+    else if (op.kind == OpKind::Reduce && op.dims.size() == 1 && hidden_last(op.inputs[0]) &&
+             (op.dims[0] == -1 || op.dims[0] == static_cast<int>(flow.tensors[op.inputs[0]].shape.size()) - 1)) {
+      // x.float().pow(2).mean(-1): back through the elementwise steps to x.
+      // Those steps are the stream too: split, they would need the statistics' all-reduce.
+      seed = op.inputs[0];
+      for (int hops = 0; hops < 4; ++hops) {
+        const int pr = producer[static_cast<size_t>(seed)];
+        if (pr < 0) break;
+        const auto& prev = flow.ops[static_cast<size_t>(pr)];
+        if ((prev.kind != OpKind::Unary && prev.kind != OpKind::Scale) || prev.inputs.empty() || !same_shape(prev.inputs[0], seed)) break;
+        if (activation(seed)) on[static_cast<size_t>(seed)] = 1;
+        seed = prev.inputs[0];
+      }
+    }
+    if (seed >= 0 && activation(seed)) on[static_cast<size_t>(seed)] = any = true;
+  }
+  if (!any) return;
+  auto elementwise = [](OpKind k) { return k == OpKind::Add || k == OpKind::Mul || k == OpKind::Scale; };
+  // The same stream: equal shapes through elementwise steps; through a reshape, the tokens
+  // flattened or unflattened with the features kept last (HF Conv1D's x.view(-1, hidden)).
+  auto carries = [&](const ir::Op& op, int in, int out) {
+    if (op.kind == OpKind::Reshape) {
+      const auto& a = flow.tensors[in].shape;
+      const auto& b = flow.tensors[out].shape;
+      return !a.empty() && !b.empty() && a.back() == b.back();
+    }
+    return (elementwise(op.kind) || op.kind == OpKind::Norm) && same_shape(in, out);
+  };
+  for (int round = 0; round < 2; ++round) {
+    // Back from a stream tensor to the operands of the adds, scalings and reshapes that made it.
+    for (size_t i = flow.ops.size(); i-- > 0;) {
+      const auto& op = flow.ops[i];
+      if (op.kind == OpKind::Norm || op.outputs.empty() || !on[static_cast<size_t>(op.outputs[0])]) continue;
+      for (int t : op.inputs)
+        if (activation(t) && carries(op, t, op.outputs[0])) on[static_cast<size_t>(t)] = 1;
+    }
+    // Forward to what the stream flows into (the next residual, the normalised output).
+    for (const auto& op : flow.ops) {
+      if (op.outputs.empty() || !activation(op.outputs[0])) continue;
+      for (int t : op.inputs)
+        if (on[static_cast<size_t>(t)] && carries(op, t, op.outputs[0])) on[static_cast<size_t>(op.outputs[0])] = 1;
+    }
+  }
+}
+
 }  // namespace
 
 // Below this, a second thread costs more than it saves.
@@ -297,6 +366,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
   std::vector<uint64_t> content(flow.tensors.size());
   auto roles_and_content = [&] {
     assign_roles(*p);
+    mark_residual_stream(*p);
     for (size_t t = 0; t < flow.tensors.size(); ++t) {
       const auto& info = flow.tensors[t];
       uint64_t h = 0x9e37;
@@ -304,6 +374,7 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
       h = mix64(h, std::hash<std::string>()(info.dtype));
       h = mix64(h, (info.parameter >= 0 ? 1u : 0u) | (info.buffer >= 0 ? 2u : 0u) | (info.data_dependent ? 4u : 0u));
       for (auto r : p->roles[t]) h = mix64(h, static_cast<uint64_t>(r));
+      h = mix64(h, static_cast<uint64_t>(p->residual_stream[t]));
       content[t] = h;
     }
   };
@@ -703,6 +774,18 @@ bool divisible(const Prepared& prep, int t, int dim, const Context& ctx) {
 
 uint16_t tag_for(const Prepared& prep, const ir::Op& op, const std::vector<Spec>& in, const std::vector<Spec>& out) {
   const auto& flow = prep.model->dataflow;
+  auto stream_features = [&](int t, Spec s) {
+    if (!s.sharded() || !prep.residual_stream[static_cast<size_t>(t)]) return false;
+    auto r = prep.roles[static_cast<size_t>(t)];
+    return s.dim >= 0 && static_cast<size_t>(s.dim) < r.size() && (r[s.dim] == Role::Hidden || r[s.dim] == Role::Channels);
+  };
+  for (size_t i = 0; i < op.inputs.size() && i < in.size(); ++i)
+    if (stream_features(op.inputs[i], in[i])) return kTagStreamFeatures;
+  // A lookup in a table split on its hidden dim (Llama 2's embedding) is tensor parallel: what
+  // reads its output decides whether the stream stays split.
+  if (op.kind != OpKind::Embedding)
+    for (size_t i = 0; i < op.outputs.size() && i < out.size(); ++i)
+      if (stream_features(op.outputs[i], out[i])) return kTagStreamFeatures;
   bool any = false;
   for (size_t i = 0; i < op.inputs.size() && i < in.size(); ++i) {
     if (in[i].kind == kReplicated) continue;

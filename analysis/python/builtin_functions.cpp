@@ -294,6 +294,7 @@ bool matches_type(Interpreter& in, const Value& v, const Value& type) {
   if (q == "collections.OrderedDict") return v.as<DictObj>() && v.as<DictObj>()->ordered;
   if (q == "builtins.set" || q == "builtins.frozenset") return v.kind == Value::Kind::Obj && v.obj->kind == ObjKind::Set;
   if (q == "builtins.type") return v.as<ClassObj>() != nullptr;
+  if (q == "builtins.slice") return v.as<SliceObj>() != nullptr;
   // An abstract class that Python registers built-in types with (numbers.Integral: int and bool)
   // says so in the library model: `__shardlens_registered__ = ("int", "bool")` (library/numbers.py).
   if (const Value* reg = cls->lookup("__shardlens_registered__"))
@@ -636,6 +637,20 @@ void install_python_builtins(Interpreter& in) {
     }
     return Value::object(r);
   });
+  // slice(stop) / slice(start, stop[, step]): what `a[start:stop:step]` builds (HF's
+  // `hidden_states[:, slice(-logits_to_keep, None), :]`).
+  type_def("slice", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.empty() || a.positional.size() > 3 || !a.keywords.empty())
+      return in.raise("TypeError", "slice expected 1 to 3 arguments", site);
+    auto s = std::make_shared<SliceObj>();
+    if (a.positional.size() == 1) s->upper = a.positional[0];
+    else {
+      s->lower = a.positional[0];
+      s->upper = a.positional[1];
+      if (a.positional.size() == 3) s->step = a.positional[2];
+    }
+    return Value::object(s);
+  });
   type_def("int", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     if (a.positional.empty()) return Value::integer(0);
     if (a.positional.size() == 2 && a.positional[0].is_str() && a.positional[1].is_int()) {
@@ -898,7 +913,7 @@ void install_python_builtins(Interpreter& in) {
     static const std::map<std::string, std::string> names = {
         {"int", "builtins.int"}, {"bool", "builtins.bool"}, {"float", "builtins.float"}, {"str", "builtins.str"},
         {"list", "builtins.list"}, {"tuple", "builtins.tuple"}, {"dict", "builtins.dict"}, {"set", "builtins.set"},
-        {"functools.partial", "functools.partial"}, {"type", "builtins.type"}, {"NoneType", "builtins.NoneType"},
+        {"functools.partial", "functools.partial"}, {"type", "builtins.type"}, {"NoneType", "builtins.NoneType"}, {"slice", "builtins.slice"},
         {"Tensor", "torch.Tensor"}, {"Parameter", "torch.nn.Parameter"}};
     auto it = names.find(type_name(v));
     if (it != names.end())

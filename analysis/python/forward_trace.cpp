@@ -1260,7 +1260,11 @@ Value ForwardTracer::subscript(Interpreter& in, const Value& target, const Value
       continue;
     }
     if (auto* s = it.as<SliceObj>()) {
-      bool full = s->lower.is_none() && s->upper.is_none() && (s->step.is_none() || (s->step.is_int() && s->step.as_int() == 1));
+      // Whole when its bounds reach both ends (`slice(-0, None)`, `x[:, 0:n]` over n).
+      const int64_t size = dim < ts->size() ? (*ts)[dim] : 0;
+      const bool from_start = s->lower.is_none() || (s->lower.is_int() && (s->lower.as_int() == 0 || s->lower.as_int() <= -size));
+      const bool to_end = s->upper.is_none() || (s->upper.is_int() && s->upper.as_int() >= size);
+      bool full = from_start && to_end && (s->step.is_none() || (s->step.is_int() && s->step.as_int() == 1));
       if (!full) {
         if (sliced_dim >= 0) reshape_only = false;
         sliced_dim = static_cast<int>(dim);

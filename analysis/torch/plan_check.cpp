@@ -253,6 +253,10 @@ struct PlanCollective {
   // call), an op one of its modules runs (3, 4), an op of any module (5, 6: a collective placed on
   // a module list); 0 not found.
   int tier = 0;
+  // At a where-the-span-starts tier (2, 4, 6), the end of the steps it takes: several calls start
+  // where `x.pow(2).mean(-1)` starts (pow and mean; TorchScript's range of each is its callee),
+  // and the planner's span names the outermost that fits in it. 0: any end (while counting).
+  uint32_t step_end_line = 0, step_end_column = 0;
   int count = 0;
   std::string describe() const {
     return kind + " at " + at + (span.valid() ? " (line " + std::to_string(span.line) + ")" : "");
@@ -608,6 +612,8 @@ class Checker {
   static constexpr int kTiers = 6;
   bool matches(const PlanCollective& c, const Step& step, int tier) const {
     if (!(tier % 2 == 1 ? same_span(c.span, step.span) : same_start(c.span, step.span))) return false;
+    if (tier % 2 == 0 && c.step_end_line > 0 && (step.span.end_line != c.step_end_line || step.span.end_column != c.step_end_column))
+      return false;
     if (tier <= 2) return step.callee >= 0 && c.modules.count(step.callee) > 0;
     return tier > 4 || (step.callee < 0 && c.modules.count(step.module) > 0);
   }
@@ -623,7 +629,9 @@ class Checker {
     Checker& c;
     std::map<int, int> occurrences;
     std::vector<std::array<int, kTiers + 1>> hits;
-    explicit ReferenceHooks(Checker& checker) : c(checker), hits(checker.collectives_.size()) {}
+    // Per collective and tier: the furthest end, within the collective's span, of a step it matches.
+    std::vector<std::array<std::pair<uint32_t, uint32_t>, kTiers + 1>> ends;
+    explicit ReferenceHooks(Checker& checker) : c(checker), hits(checker.collectives_.size()), ends(checker.collectives_.size()) {}
     at::Tensor weight(const at::Tensor& stored, int parameter, int buffer) override {
       return parameter >= 0 ? c.reference_[static_cast<size_t>(parameter)] : c.buffer(stored, buffer);
     }
@@ -638,7 +646,12 @@ class Checker {
       for (size_t k = 0; k < c.collectives_.size(); ++k) {
         const auto& pc = c.collectives_[k];
         if ((pc.applies_to == "input") != input || pc.applies_to == "model_output") continue;
-        for (int tier = 1; tier <= kTiers; ++tier) hits[k][tier] += c.matches(pc, step, tier);
+        for (int tier = 1; tier <= kTiers; ++tier)
+          if (c.matches(pc, step, tier)) {
+            ++hits[k][tier];
+            const std::pair<uint32_t, uint32_t> end{step.span.end_line, step.span.end_column};
+            if (end <= std::make_pair(pc.span.end_line, pc.span.end_column) && end > ends[k][tier]) ends[k][tier] = end;
+          }
       }
     }
     void before(const Step& step, std::vector<c10::IValue>& inputs) override {
@@ -678,6 +691,8 @@ class Checker {
       pc.tier = 0;
       for (int tier = kTiers; tier >= 1; --tier)
         if (hooks.hits[k][tier] > 0) pc.tier = tier;
+      if (pc.tier % 2 == 0 && hooks.ends[k][pc.tier].first > 0)
+        std::tie(pc.step_end_line, pc.step_end_column) = hooks.ends[k][pc.tier];
       if (pc.tier == 0)
         not_checkable(pc.at, pc.describe() + ": no op of the graph is at that place, so the check cannot run it there");
     }

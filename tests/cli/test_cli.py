@@ -288,6 +288,29 @@ with tempfile.TemporaryDirectory() as tmp:
             crashed.append(f"{os.path.basename(script)}: exit {code} {err[-200:]}")
     check(f"plan runs on all {len(scripts)} model scripts without crashing", not crashed and len(scripts) > 100, "; ".join(crashed[:5]))
 
+    # A decoder LM's prefill keeps its decode plan's weight layouts (one copy of the weights serves
+    # both phases) unless --prefill-weights own says prefill runs on devices of its own.
+    llama = os.path.join(ROOT, "tests", "models", "hf_style_llama.py")
+    def weights(plan_json):
+        return {p["name"]: p["layout"] for p in plan_json["meshes"][0]["parameters"] if len(p.get("spec") or []) >= 2}
+    code, out, err = run("plan", llama, "--phase", "decode", "--seq", "2048", "--format", "json")
+    decode = json.loads(out) if code == 0 else {}
+    code, out, err = run("plan", llama, "--phase", "prefill", "--seq", "2048", "--format", "json")
+    shared = json.loads(out) if code == 0 else {}
+    check("prefill of a decoder LM takes the decode plan's weight layouts",
+          decode and shared and shared["workload"].get("weights_from") == "decode" and weights(shared) == weights(decode)
+          and any(l != "replicated" for l in weights(decode).values()), err[-300:])
+    alone = [a for a in shared.get("meshes", [{}])[0].get("alternatives", []) if a["name"] == "weights laid out for prefill alone"]
+    check("the prefill-only weight layout is listed as excluded by decode's",
+          all("excluded by the decode plan's weight layouts" in a["why_rejected"] for a in alone), json.dumps(alone)[:300])
+    code, out, err = run("plan", llama, "--phase", "prefill", "--seq", "2048", "--format", "json", "--prefill-weights", "own")
+    own = json.loads(out) if code == 0 else {}
+    check("--prefill-weights own plans prefill's weights for prefill alone",
+          own and "weights_from" not in own["workload"] and
+          not any(a["name"] == "weights laid out for prefill alone" for a in own["meshes"][0]["alternatives"]), err[-300:])
+    code, out, err = run("plan", llama, "--prefill-weights", "both")
+    check("a bad --prefill-weights is refused", code == 2 and "--prefill-weights" in err, err)
+
 failed = results.count(False)
 print(f"{len(results) - failed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -74,7 +74,6 @@ FRONT_END = ("the cost model splits the conv front end's output channels and gat
 DIT = "forward only partly traced: the timestep input's rank (t[:, None]) is not inferred"
 KNOWN_GAPS = {
     "gpt2 --strategy tensor: no collective between": "HF Conv1D's bias add after the per-segment split of c_attn gathers",
-    "gpt2 auto: differs from the consensus": "c_attn left replicated under auto (same Conv1D bias add)",
     "qwen2_moe: diagnostic divisibility-experts": "60 experts over 8 devices are not diagnosed yet",
     "whisper --strategy tensor: every consensus layout": FRONT_END,
     "vit --strategy tensor: every consensus layout": FRONT_END,

@@ -296,7 +296,7 @@ def main():
                                        "not": ["uneven-sharding"]}),
         ("llama-1x32", fx("llama.py"), ["--mesh", "1x32"], {"hits": ["uneven-sharding"]}),
         ("moe", fx("moe.py"), [], {}),
-        ("moe-prefill", fx("moe.py"), ["--phase", "prefill", "--seq", "128"], {"shaped": ["all-to-all-p2p"]}),
+        ("moe-prefill", fx("moe.py"), ["--phase", "prefill", "--seq", "128", "--prefill-weights", "own"], {"shaped": ["all-to-all-p2p"]}),
         ("mlp", fx("mlp.py"), [], {"pairs": [(("fc1",), "fc2")], "not": ["uneven-sharding", "conv-spatial-sharding"]}),
         ("tinynet", fx("tinynet.py"), [], {"pairs": [], "not": ["lm-head-gather"]}),
         ("vae_block", fx("vae_block.py"), [], {"hits": ["image-activation-gather"], "shaped": ["conv-spatial-sharding"]}),

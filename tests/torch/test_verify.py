@@ -239,16 +239,24 @@ def test_wrong(shardlens, res, workdir):
     code, plan_path, perr = full_plan(shardlens, script_of("llama"), workdir, "llama_prefill", extra=PREFILL)
     with open(plan_path) as f:
         prefill = json.load(f)
+    # Which meshes split the stream by batch is the planner's choice (pure Megatron keeps it whole):
+    # each mesh whose plan gathers before w1 is corrupted, and at least one must.
+    corrupted = 0
     for shape, mesh in (([1, 2], "1x2"), ([1, 4], "1x4")):
         plan = copy.deepcopy(prefill)
         m = mesh_of(plan, shape)
         before = len(m["collectives"])
         m["collectives"] = [cl for cl in m["collectives"] if not (cl["kind"] == "all_gather" and cl["at"].endswith("feed_forward.w1"))]
+        if before == len(m["collectives"]):
+            continue
+        corrupted += 1
         code, rep, verr = verify(shardlens, llama_pt, mesh, write_plan(plan, os.path.join(workdir, "noag.json")), ["--batch", "4"])
         c = component(rep, "layers.*")
         res.check("wrong plan fails %s: a batch-split stream into a tensor-parallel FFN without its all-gather" % mesh,
                   before == len(m["collectives"]) + 1 and code == 4 and c and c["status"] == "mismatch",
                   "exit %d %s %s" % (code, json.dumps(rep)[:500], verr[-200:]))
+    res.check("the llama prefill plan gathers a batch-split stream before w1 on some mesh", corrupted > 0,
+              json.dumps([[c["kind"], c["at"]] for m in prefill["meshes"] for c in m["collectives"]])[:400])
     # 3. A norm over the sharded features: with its statistics all-reduce it holds, without it not.
     nb = os.path.join(HERE, "norm_between.py")
     nb_pt = os.path.join(workdir, "norm_between.pt")

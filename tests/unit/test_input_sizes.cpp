@@ -314,3 +314,40 @@ model = Model()
   REQUIRE(flow.input_descriptions.size() == 1);
   CHECK(flow.input_descriptions[0].rfind("tokens: [1, 2048] int64 (token ids", 0) == 0);
 }
+
+TEST_CASE("slice() objects index tensors as the slice syntax does (HF's logits_to_keep)", "[trace][inputs]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(1000, 64)
+        self.head = nn.Linear(64, 1000, bias=False)
+
+    def forward(self, input_ids, logits_to_keep=0):
+        h = self.emb(input_ids)
+        keep = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
+        last = h[:, slice(-1, None), :]
+        return self.head(h[:, keep, :]) + self.head(last).sum()
+
+model = M()
+)";
+  python::ModelExtractor extractor(script, "model.py");
+  python::ExtractOptions options;
+  options.trace_forward = true;
+  options.workload.tokens = 16;
+  auto r = extractor.extract(options);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  int contracts = 0, last_token = 0;
+  for (auto& op : flow.ops) {
+    CHECK(op.kind != ir::OpKind::Unknown);
+    if (op.kind != ir::OpKind::Contract) continue;
+    ++contracts;
+    last_token += flow.tensors[op.outputs[0]].shape == ir::Shape{1, 1, 1000};
+  }
+  CHECK(contracts == 2);
+  CHECK(last_token == 1);  // slice(-1, None) keeps one position; slice(-0, None) keeps all 16
+}

@@ -242,3 +242,49 @@ TEST_CASE("A half-typed forward still plans what follows the broken line", "[pla
     }
   CHECK(unknown == 1);
 }
+
+TEST_CASE("Strategy tensor keeps the residual stream whole: Megatron's two all-reduces per layer, nothing else",
+          "[plan][expected]") {
+  // Hand-written fp32 RMSNorm, rotary cos/sin passed in, GQA: the search would otherwise reduce-scatter
+  // into a hidden-split stream and gather it again (same bytes, twice the collectives) and exchange
+  // the norms' statistics.
+  plan::PlanOptions o;
+  o.strategy = plan::StrategyMode::Tensor;
+  o.workload.phase = plan::Phase::Prefill;
+  o.workload.seq = 2048;
+  auto p = plan_script(model_script("hf_style_llama.py"), o);
+  const auto& mp = p.result.meshes.at(0);
+  const auto n = counts(mp);
+  CHECK(n.count("reduce_scatter") == 0);
+  CHECK(count_at(mp, "all_reduce", "layers.*.self_attn.o_proj") == 2);
+  CHECK(count_at(mp, "all_reduce", "layers.*.mlp.down_proj") == 2);
+  CHECK(n.at("all_reduce") == 4);                     // no statistics all-reduce
+  // Nothing gathers the stream back (the LM head is the cost model's: vocab-parallel only where it
+  // pays, and then its logits are gathered at the output).
+  for (auto& c : mp.collectives)
+    if (plan::ccl_name(c.kind) == std::string("all_gather")) CHECK(c.at == "output");
+  for (const char* w : {"layers.0.self_attn.q_proj.weight", "layers.0.mlp.gate_proj.weight", "layers.0.mlp.up_proj.weight"})
+    CHECK(param(mp, w).layout == "column");
+  CHECK(param(mp, "layers.0.self_attn.o_proj.weight").layout == "row");
+  CHECK(param(mp, "layers.0.mlp.down_proj.weight").layout == "row");
+  // 4 key/value heads on 8 devices: their projections stay whole (Megatron: tp % kv_heads == 0).
+  CHECK(param(mp, "layers.0.self_attn.k_proj.weight").layout == "replicated");
+  CHECK(param(mp, "layers.0.input_layernorm.weight").layout == "replicated");
+}
+
+TEST_CASE("Strategy tensor with heads that do not divide the axis: the FFN pairs split, attention whole", "[plan][expected]") {
+  plan::PlanOptions o;
+  o.strategy = plan::StrategyMode::Tensor;
+  o.workload.phase = plan::Phase::Prefill;
+  o.workload.seq = 1024;
+  auto p = plan_script(model_script("gpt_twelve_heads.py"), o);
+  const auto& mp = p.result.meshes.at(0);
+  CHECK(param(mp, "h.0.attn.c_attn.weight").layout == "replicated");  // 12 heads over 8 devices would cut heads apart
+  CHECK(param(mp, "h.0.attn.c_proj.weight").layout == "replicated");
+  CHECK(param(mp, "h.0.c_fc.weight").layout == "column");
+  CHECK(param(mp, "h.0.c_proj.weight").layout == "row");
+  CHECK(count_at(mp, "all_reduce", "h.*") + count_at(mp, "all_reduce", "h.*.c_proj") == 4);  // one per layer, at the FFN
+  bool diagnosed = false;
+  for (auto& d : p.result.diagnostics) diagnosed |= d.code == "divisibility-heads";
+  CHECK(diagnosed);
+}
