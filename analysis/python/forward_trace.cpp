@@ -765,6 +765,9 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
   size_t a0 = method ? 0 : 1;  // index of the first argument after the tensor
 
   if (inputs.empty() && !kCreateNames.count(name)) return call_original();
+  // A built-in layer's forward reached through super() (Whisper's LayerNorm subclass): the layer
+  // records its own op; the call adds nothing.
+  if (name == "forward" && !method) return call_original();
 
   if (name == "linear") return linear(in, "F.linear", x, arg(1, "weight"), arg(2, "bias"), true, site);
   if (name == "matmul" || name == "mm" || name == "bmm") {
@@ -1079,6 +1082,12 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
     return record_unknown(in, name, inputs, name + " shapes unknown", site);
   }
 
+  // A weight cast to the activations' dtype or moved to their device (Whisper's Linear:
+  // F.linear(x, self.weight.to(x.dtype))) is still the weight: the planner shards it as one.
+  // (Buffers are not: an int position table made float is another tensor.)
+  static const std::set<std::string> kCasts = {"to", "float", "half", "bfloat16", "double", "type", "type_as", "contiguous", "detach", "cpu", "cuda"};
+  if (kCasts.count(name) && shape_of(x))
+    if (auto* t = x.as<TensorObj>(); t && parameter_index_.count(t)) return x;
   if ((kUnaryNames.count(name) || kScaleNames.count(name)) && shape_of(x)) {
     // Elementwise: the shape of the tensor operand (F.gelu and friends return unknown shapes during
     // extraction; while tracing they are computed here).

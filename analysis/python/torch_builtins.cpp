@@ -523,8 +523,11 @@ Value tensor_method(Interpreter& in, const std::string& name, const Value& self,
   }
   if (name == "flatten") {
     if (!shape) return unknown_shape();
-    int64_t start = a.positional.size() > 0 && a.positional[0].is_int() ? a.positional[0].as_int() : 0;
-    int64_t end = a.positional.size() > 1 && a.positional[1].is_int() ? a.positional[1].as_int() : -1;
+    const Value* start_dim = argument(a, 0, "start_dim");
+    const Value* end_dim = argument(a, 1, "end_dim");
+    if ((start_dim && !start_dim->is_int()) || (end_dim && !end_dim->is_int())) return unknown_shape();
+    int64_t start = start_dim ? start_dim->as_int() : 0;
+    int64_t end = end_dim ? end_dim->as_int() : -1;
     if (shape->empty()) return tensor_like(in, *t, std::vector<int64_t>{1}, site);
     start = norm_dim(start, shape->size());
     end = norm_dim(end, shape->size());

@@ -203,3 +203,54 @@ model = Mixer()
   CHECK(s["B"] == std::vector<int64_t>{4, 128});
   CHECK(r.model.unresolved.empty());
 }
+
+TEST_CASE("Whisper's layer subclasses: super().forward, weights cast to the input's dtype, flatten(start_dim=)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch import Tensor
+
+class LayerNorm(nn.LayerNorm):
+    def forward(self, x: Tensor) -> Tensor:
+        return super().forward(x.float()).type(x.dtype)
+
+class Linear(nn.Linear):
+    def forward(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.weight.to(x.dtype), None if self.bias is None else self.bias.to(x.dtype))
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln = LayerNorm(64)
+        self.fc = Linear(64, 128)
+
+    def forward(self, x):
+        h = self.fc(self.ln(x))
+        return h.view(*h.shape[:2], 8, 16).flatten(start_dim=2)
+
+model = M()
+)";
+  python::ModelExtractor extractor(script, "model.py");
+  python::ExtractOptions options;
+  options.trace_forward = true;
+  options.workload.tokens = 32;
+  auto r = extractor.extract(options);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  int norms = 0, linears = 0;
+  for (auto& op : flow.ops) {
+    INFO(op.name);
+    CHECK(op.kind != ir::OpKind::Unknown);
+    norms += op.kind == ir::OpKind::Norm;
+    if (op.kind == ir::OpKind::Contract) {
+      ++linears;
+      CHECK(flow.tensors[op.inputs[1]].parameter >= 0);  // the weight itself, not a copy made by .to()
+    }
+  }
+  CHECK(norms == 1);
+  CHECK(linears == 1);
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape.size() == 3);  // flatten(start_dim=2) keeps batch and tokens
+  CHECK(flow.tensors[flow.outputs[0]].shape[2] == 128);
+}
