@@ -96,7 +96,8 @@ DefaultWorkload default_workload(const ir::ModelIR& model) {
   if (e.timestep) facts += ", timestep / adaLN conditioning";
   if (e.encoder && e.decoder) facts += ", encoder and decoder stacks";
   if (e.encoder && e.decoder && e.attention > 0) w.kind = ModelKind::EncoderDecoder;
-  else if (e.timestep && e.attention > 0 && e.convs > 0 && e.vocab == 0) w.kind = ModelKind::DiffusionTransformer;
+  // A class-conditional DiT embeds its labels (1001 classes) but has no head over them.
+  else if (e.timestep && e.attention > 0 && e.convs > 0 && !e.lm_head) w.kind = ModelKind::DiffusionTransformer;
   else if (e.vocab && e.attention > 0 && e.lm_head && !e.encoder_name && (e.causal_name || !e.encoder)) w.kind = ModelKind::DecoderLM;
   else if (e.vocab && e.attention > 0) w.kind = ModelKind::TextEncoder;
   else if (e.convs > 0 && e.attention > 0 && e.positions > 0 && !e.timestep) w.kind = ModelKind::VisionEncoder;

@@ -250,9 +250,12 @@ void assign_roles(Prepared& p) {
       case OpKind::Call:
         break;
       default: {
+        // Broadcast operands first, so that an operand of the output's own shape names its dims
+        // (DiT's norm(x) * (1 + scale[:, None]): the stream's dims, not the conditioning's).
         for (int out : op.outputs)
-          for (int in : op.inputs)
-            if (!is_free(flow, in)) aligned(in, out);
+          for (bool full : {false, true})
+            for (int in : op.inputs)
+              if (!is_free(flow, in) && (flow.tensors[in].shape == flow.tensors[out].shape) == full) aligned(in, out);
         if (op.kind == OpKind::TopK && !op.outputs.empty())
           for (int out : op.outputs)
             if (op.dims[0] >= 0 && op.dims[0] < static_cast<int>(p.roles[out].size())) p.roles[out][op.dims[0]] = Role::Other;

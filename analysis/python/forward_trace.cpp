@@ -143,10 +143,16 @@ const std::set<std::string> kSpatialNames = {"interpolate", "upsample", "pad", "
 // one position per token of this forward (transformers' cache_position, gpt-fast's input_pos).
 // Their first "use" is arithmetic (rotary angles) that reaches a layer through tensors of other
 // shapes, so the first-use rule would mistake them for features.
-enum class IndexInput { None, PerSequence, PerToken };
+// Diffusion timesteps are one value per sample ([batch]; DiT's t, diffusers' timestep): their
+// first use, t[:, None] * freqs, would otherwise read as a feature vector per token. So are class
+// labels (DiT's y, diffusers' class_labels): one id per sample, though an embedding reads them.
+enum class IndexInput { None, PerSequence, PerToken, PerSample, LabelPerSample };
 IndexInput index_input_kind(const std::string& name) {
   if (name == "position_ids" || name == "token_type_ids") return IndexInput::PerSequence;
   if (name == "cache_position" || name == "input_pos") return IndexInput::PerToken;
+  if (name == "timestep" || name == "timesteps" || name == "t" || name == "sigma" || name == "sigmas" || name == "noise_level")
+    return IndexInput::PerSample;
+  if (name == "class_labels" || name == "y") return IndexInput::LabelPerSample;
   return IndexInput::None;
 }
 
@@ -766,8 +772,12 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
 
   if (inputs.empty() && !kCreateNames.count(name)) return call_original();
   // A built-in layer's forward reached through super() (Whisper's LayerNorm subclass): the layer
-  // records its own op; the call adds nothing.
-  if (name == "forward" && !method) return call_original();
+  // records its own op; the call adds nothing. Python's container builtins move tensors around
+  // without computing (next(iter(self.parameters())).dtype).
+  static const std::set<std::string> kContainerBuiltins = {"builtins.iter", "builtins.next", "builtins.list", "builtins.tuple",
+                                                           "builtins.len", "builtins.enumerate", "builtins.zip", "builtins.reversed",
+                                                           "builtins.id", "builtins.isinstance", "builtins.getattr", "builtins.hasattr"};
+  if ((name == "forward" && !method) || kContainerBuiltins.count(fn.name)) return call_original();
 
   if (name == "linear") return linear(in, "F.linear", x, arg(1, "weight"), arg(2, "bias"), true, site);
   if (name == "matmul" || name == "mm" || name == "bmm") {
@@ -1091,7 +1101,9 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
   if ((kUnaryNames.count(name) || kScaleNames.count(name)) && shape_of(x)) {
     // Elementwise: the shape of the tensor operand (F.gelu and friends return unknown shapes during
     // extraction; while tracing they are computed here).
-    std::vector<Value> extra(inputs.begin() + 1, inputs.end());
+    // type_as(other) / to(other) read only other's dtype: it is not an operand.
+    std::vector<Value> extra;
+    if (name != "type_as" && name != "to") extra.assign(inputs.begin() + 1, inputs.end());
     Value r = same_shape(in, kScaleNames.count(name) ? OpKind::Scale : OpKind::Unary, name, x, extra, site);
     if (name.back() == '_' && method) {
       // In place: the receiver now holds the result.
@@ -1399,7 +1411,12 @@ std::vector<const ForwardTracer::PositionTable*> ForwardTracer::position_tables_
 }
 
 std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const {
-  if (const IndexInput kind = index_input_kind(p.name); kind != IndexInput::None) {
+  if (const IndexInput kind = index_input_kind(p.name); kind == IndexInput::PerSample || kind == IndexInput::LabelPerSample) {
+    shape = {workload_.batch};
+    dtype = kind == IndexInput::PerSample ? "float32" : "int64";
+    return kind == IndexInput::PerSample ? "one value per sample (a diffusion timestep), by the name model code gives it"
+                                         : "one class label per sample, by the name model code gives it";
+  } else if (kind != IndexInput::None) {
     int64_t tokens = workload_.tokens;
     if (!workload_.tokens_given && max_tokens_seen_ > 0) tokens = std::min(tokens, max_tokens_seen_);
     shape = kind == IndexInput::PerToken ? std::vector<int64_t>{tokens} : std::vector<int64_t>{workload_.batch, tokens};

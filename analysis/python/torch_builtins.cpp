@@ -521,6 +521,51 @@ Value tensor_method(Interpreter& in, const std::string& name, const Value& self,
     for (auto d : *order) s.push_back((*shape)[norm_dim(d, shape->size())]);
     return tensor_like(in, *t, s, site);
   }
+  if (name == "unflatten") {
+    // x.unflatten(dim, sizes): one dim split into several, one of them -1 (what is left).
+    const Value* dim = argument(a, 0, "dim");
+    const Value* sizes = argument(a, 1, "sizes");
+    if (!shape || !dim || !dim->is_int() || !sizes) return unknown_shape();
+    const int64_t d = norm_dim(dim->as_int(), shape->size());
+    auto parts = dims_of({*sizes}, nullptr);
+    if (d < 0 || d >= static_cast<int64_t>(shape->size()) || !parts || parts->empty()) return unknown_shape();
+    int64_t known = 1, free_at = -1;
+    for (size_t i = 0; i < parts->size(); ++i) {
+      if ((*parts)[i] == -1 && free_at < 0) free_at = static_cast<int64_t>(i);
+      else if ((*parts)[i] <= 0) return unknown_shape();
+      else known *= (*parts)[i];
+    }
+    const int64_t whole = (*shape)[d];
+    if (free_at >= 0) {
+      if (whole % known != 0) return in.raise("RuntimeError", "unflatten: sizes do not divide the dim", site);
+      (*parts)[free_at] = whole / known;
+    } else if (known != whole) {
+      return in.raise("RuntimeError", "unflatten: sizes do not multiply to the dim", site);
+    }
+    std::vector<int64_t> s(shape->begin(), shape->begin() + d);
+    s.insert(s.end(), parts->begin(), parts->end());
+    s.insert(s.end(), shape->begin() + d + 1, shape->end());
+    return tensor_like(in, *t, s, site);
+  }
+  if (name == "repeat_interleave") {
+    // x.repeat_interleave(n, dim): each element n times along dim (flattened when dim is None);
+    // a tensor of per-element repeats has data-dependent sizes.
+    const Value* repeats = argument(a, 0, "repeats");
+    const Value* dim = argument(a, 1, "dim");
+    if (!shape || !repeats || !repeats->is_int() || (dim && !dim->is_none() && !dim->is_int())) return unknown_shape();
+    std::vector<int64_t> s;
+    if (!dim || dim->is_none()) {
+      int64_t n = 1;
+      for (auto d : *shape) n *= d;
+      s = {n * repeats->as_int()};
+    } else {
+      s.assign(shape->begin(), shape->end());
+      const int64_t d = norm_dim(dim->as_int(), s.size());
+      if (d < 0 || d >= static_cast<int64_t>(s.size())) return unknown_shape();
+      s[d] *= repeats->as_int();
+    }
+    return tensor_like(in, *t, s, site);
+  }
   if (name == "flatten") {
     if (!shape) return unknown_shape();
     const Value* start_dim = argument(a, 0, "start_dim");
@@ -629,6 +674,11 @@ void install_torch(Interpreter& in) {
   for (const char* n : {"torch.set_default_dtype", "torch.manual_seed", "torch.set_grad_enabled",
                         "torch.set_float32_matmul_precision", "torch.set_num_threads", "torch.use_deterministic_algorithms"})
     in.define_native(n, [](Interpreter&, const Value&, Args&, const ir::Span&) { return Value::none(); });
+  // The planner plans inference: the forward it reads runs without autograd (torch.no_grad /
+  // inference_mode), so `if torch.is_grad_enabled() and self.gradient_checkpointing:` (diffusers)
+  // takes the plain path.
+  in.define_native("torch.is_grad_enabled", [](Interpreter&, const Value&, Args&, const ir::Span&) { return Value::boolean(false); });
+  in.define_native("torch.is_inference_mode_enabled", [](Interpreter&, const Value&, Args&, const ir::Span&) { return Value::boolean(true); });
   for (const char* n : {"torch.cuda.is_available", "torch.cuda.device_count", "torch.backends.mps.is_available",
                         "torch.cuda.is_bf16_supported"}) {
     std::string name = n;
@@ -1039,7 +1089,7 @@ void install_torch(Interpreter& in) {
                         "rand_like", "normal", "bernoulli", "allclose", "equal", "is_tensor", "numel", "prod",
                         "cumprod", "maximum", "minimum", "logsumexp", "rsqrt", "cdist", "fft", "atan2", "lerp",
                         "einsum", "tensordot", "kron", "block_diag", "broadcast_to", "expand_copy", "tile",
-                        "is_floating_point", "is_grad_enabled", "compile", "clip"}) {
+                        "is_floating_point", "compile", "clip"}) {
     std::string name = std::string("torch.") + n;
     if (in.builtin(name)) continue;
     std::string method = name.substr(6);
@@ -1140,7 +1190,7 @@ void install_torch(Interpreter& in) {
       "size", "dim", "ndimension", "numel", "nelement", "item", "tolist", "element_size", "sum", "mean", "prod",
       "max", "min", "amax", "amin", "argmax", "argmin", "any", "all", "norm", "std", "var", "logsumexp", "nansum",
       "new_tensor", "new_zeros", "new_ones", "new_empty", "new_full", "view", "reshape", "unsqueeze", "squeeze",
-      "expand", "repeat", "transpose", "swapaxes", "t", "permute", "flatten", "chunk", "split", "unbind"};
+      "expand", "repeat", "transpose", "swapaxes", "t", "permute", "flatten", "chunk", "split", "unbind", "repeat_interleave", "unflatten"};
   for (const char* m : kMethods) {
     std::string name = m;
     in.define_method("tensor", name, [name](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {

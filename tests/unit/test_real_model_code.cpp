@@ -254,3 +254,61 @@ model = M()
   CHECK(flow.tensors[flow.outputs[0]].shape.size() == 3);  // flatten(start_dim=2) keeps batch and tokens
   CHECK(flow.tensors[flow.outputs[0]].shape[2] == 128);
 }
+
+TEST_CASE("diffusers idioms: the inference path of gradient checkpointing, unflatten, repeat_interleave buffers, "
+          "the parameters' dtype, type_as, a [batch] timestep", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x, mod):
+        shift, scale = mod.unflatten(1, (2, -1)).unbind(1)
+        return x + self.fc(x * (1 + scale[:, None]) + shift[:, None])
+
+class M(nn.Module):
+    def __init__(self, d=64):
+        super().__init__()
+        freqs = torch.arange(16)[:, None] * torch.ones(1, d // 2)
+        self.register_buffer("freqs_cos", freqs.cos().repeat_interleave(2, dim=1, output_size=d), persistent=False)
+        self.time = nn.Linear(1, 2 * d)
+        self.blocks = nn.ModuleList([Block(d) for _ in range(2)])
+        self.gradient_checkpointing = False
+
+    def forward(self, hidden_states, timestep):
+        dtype = next(iter(self.time.parameters())).dtype
+        mod = self.time(timestep[:, None].to(dtype)).type_as(hidden_states)
+        if torch.is_grad_enabled() and self.gradient_checkpointing:
+            for block in self.blocks:
+                hidden_states = torch.utils.checkpoint.checkpoint(block, hidden_states, mod)
+        else:
+            for block in self.blocks:
+                hidden_states = block(hidden_states, mod)
+        return hidden_states * self.freqs_cos[: hidden_states.shape[1]]
+
+model = M()
+)";
+  python::ModelExtractor extractor(script, "model.py");
+  python::ExtractOptions options;
+  options.trace_forward = true;
+  options.workload.tokens = 16;
+  auto r = extractor.extract(options);
+  REQUIRE(r.ok);
+  CHECK(r.model.unresolved.empty());
+  const auto& flow = r.model.dataflow;
+  REQUIRE(flow.inputs.size() == 2);
+  CHECK(flow.tensors[flow.inputs[1]].shape == ir::Shape{1});  // one timestep per sample, by its name
+  int linears = 0;
+  for (auto& op : flow.ops) {
+    INFO(op.name);
+    CHECK(op.kind != ir::OpKind::Unknown);
+    linears += op.kind == ir::OpKind::Contract;
+  }
+  CHECK(linears == 3);  // the time projection and both blocks: the plain path, not the checkpointing one
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == ir::Shape{1, 16, 64});
+}
