@@ -1365,11 +1365,17 @@ void ForwardTracer::set_item(Interpreter& in, const Value& target, const Value& 
 void ForwardTracer::find_position_tables() {
   position_tables_.clear();
   for (auto& m : model_.modules) {
-    if (m.class_name != "Embedding" || !position_table_name(last_component(m.name), true)) continue;
+    if (m.class_name != "Embedding") continue;
+    // The table itself named for positions, or its wrapper (x-transformers' pos_emb.emb): then the
+    // wrapper's owner owns it.
+    std::string owner = parent_of(m.name);
+    if (!position_table_name(last_component(m.name), true)) {
+      if (owner.empty() || !position_table_name(last_component(owner), true)) continue;
+      owner = parent_of(owner);
+    }
     for (int i : m.parameters) {
       auto& p = model_.parameters[i];
-      if (p.shape_known && p.shape.size() == 2 && last_component(p.name) == "weight")
-        position_tables_.push_back({parent_of(m.name), m.name, p.shape[0]});
+      if (p.shape_known && p.shape.size() == 2 && last_component(p.name) == "weight") position_tables_.push_back({owner, m.name, p.shape[0]});
     }
   }
   auto add = [&](const std::string& name, const std::vector<int64_t>& shape, bool known) {

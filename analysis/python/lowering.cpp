@@ -629,7 +629,17 @@ ExprPtr Lowerer::expression(TSNode n) {
     problem(n, "syntax error");
     return unsupported(n, "syntax error");
   }
-  return expression_inner(n);
+  ExprPtr e = expression_inner(n);
+  // tree-sitter-python parses `*x.shape[-2:]` as a subscript of (list_splat x); in Python the star
+  // applies to the whole postfix expression, so it moves outward.
+  if (e && (e->kind == ExprKind::Subscript || e->kind == ExprKind::Attribute || e->kind == ExprKind::Call) && !e->items.empty() &&
+      e->items[0] && e->items[0]->kind == ExprKind::Starred && !e->items[0]->items.empty()) {
+    ExprPtr star = std::move(e->items[0]);
+    e->items[0] = std::move(star->items[0]);
+    star->items[0] = std::move(e);
+    return star;
+  }
+  return e;
 }
 
 ExprPtr Lowerer::sequence(ExprKind kind, TSNode n) {

@@ -351,3 +351,52 @@ model = M()
   CHECK(contracts == 2);
   CHECK(last_token == 1);  // slice(-1, None) keeps one position; slice(-0, None) keeps all 16
 }
+
+TEST_CASE("A position table inside a wrapper module (x-transformers' pos_emb.emb) caps the token input", "[trace][inputs]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class AbsolutePositionalEmbedding(nn.Module):
+    def __init__(self, dim, max_seq_len):
+        super().__init__()
+        self.max_seq_len = max_seq_len
+        self.emb = nn.Embedding(max_seq_len, dim)
+
+    def forward(self, x):
+        seq_len = x.shape[1]
+        assert seq_len <= self.max_seq_len
+        return self.emb(torch.arange(seq_len))
+
+class TokenEmbedding(nn.Module):
+    def __init__(self, dim, num_tokens):
+        super().__init__()
+        self.emb = nn.Embedding(num_tokens, dim)
+
+    def forward(self, x):
+        return self.emb(x)
+
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.token_emb = TokenEmbedding(64, 1000)
+        self.pos_emb = AbsolutePositionalEmbedding(64, 256)
+        self.to_logits = nn.Linear(64, 1000)
+
+    def forward(self, x):
+        return self.to_logits(self.token_emb(x) + self.pos_emb(x))
+
+model = Wrapper()
+)";
+  python::ModelExtractor extractor(script, "model.py");
+  python::ExtractOptions options;
+  options.trace_forward = true;
+  options.workload.tokens = 2048;  // the planner's default prompt: longer than the table
+  auto r = extractor.extract(options);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  REQUIRE(flow.inputs.size() == 1);
+  CHECK(flow.tensors[flow.inputs[0]].shape == ir::Shape{1, 256});
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == ir::Shape{1, 256, 1000});  // the assert holds: traced to the end
+}
