@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "plan/plan_output.h"
 #include "session/plan_choices.h"
 #include "session/script_pipeline.h"
 
@@ -178,13 +179,6 @@ std::string layout_pin(const plan::ParameterLayout& layout) {
   return "shard:" + std::to_string(layout.sharded_dim);
 }
 
-std::string faster_text(double us) {
-  char text[48];
-  if (us >= 1000) std::snprintf(text, sizeof text, "%.2f ms", us / 1000);
-  else std::snprintf(text, sizeof text, "%.1f µs", us);
-  return text;
-}
-
 // A decoder LM keeps one copy of its weights for prompts (prefill) and generation (decode): its
 // prefill is planned with the layouts its decode plan gives the weights, on each mesh, and the
 // plan prefill alone would choose is listed as the alternative that needs a second copy. Decode
@@ -218,7 +212,7 @@ void plan_with_decode_weights(const std::string& command, const std::string& fil
     a.totals = alone;
     const double gain = mp.totals.est_time_us - alone.est_time_us;
     a.why_rejected = "excluded by the decode plan's weight layouts (decode needs them; this layout would need a second copy of the weights)";
-    if (gain > 0) a.why_rejected += "; " + faster_text(gain) + " faster by the estimate";
+    if (gain > 0) a.why_rejected += "; " + plan::format_us(gain) + " faster by the estimate";
     if (alone.collectives != mp.totals.collectives)
       a.why_rejected += "; " + std::to_string(alone.collectives) + " collectives instead of " + std::to_string(mp.totals.collectives);
     mp.alternatives.push_back(std::move(a));

@@ -321,11 +321,10 @@ class MeshPlanner {
       }
       return -1;
     };
-    // The attention core a projection's output feeds (through head splits, rotary embeddings and
-    // a fused q/k/v's split), or -1: forward over shape-moving and elementwise ops only, so an FFN
-    // (which reaches the next layer through a weight) never gets there.
-    // Its heads are the ones the projection's own view makes (GQA's key / value heads, before their
-    // repeat), else the core's; 0 when it feeds none.
+    // The heads of the attention core a projection's output feeds (through head splits, rotary
+    // embeddings and a fused q/k/v's split): the ones its own view makes (GQA's key / value heads,
+    // before their repeat), else the core's; 0 when it feeds none. Forward over shape-moving and
+    // elementwise ops only, so an FFN (which reaches the next layer through a weight) never gets there.
     auto heads_after = [&](int t) -> int64_t {
       std::vector<int> frontier{t};
       std::set<int> seen;
@@ -354,7 +353,6 @@ class MeshPlanner {
       }
       return 0;
     };
-    auto from_attention = [&](int t) { return attention_before(t) >= 0; };
     const bool stream_known = std::any_of(prep_.residual_stream.begin(), prep_.residual_stream.end(), [](char c) { return c != 0; });
     std::vector<int> split_of(flow.tensors.size(), -1);  // tensor -> a Split op that reads it
     for (size_t i = 0; i < flow.ops.size(); ++i)
@@ -397,15 +395,15 @@ class MeshPlanner {
       // Where the residual stream is known (norms read it), a layer reads the stream when its input
       // is on it; otherwise by role: a conv front end's channels are the stream's features as the
       // hidden dim is a token embedding's.
+      const int core_before = attention_before(op.inputs[0]);  // merged heads: what a row layer reads
       const bool reads_stream = stream_known ? prep_.residual_stream[static_cast<size_t>(op.inputs[0])] != 0
-                                             : (contracted == Role::Hidden || contracted == Role::Channels) && !from_attention(op.inputs[0]);
+                                             : stream_feature(contracted) && core_before < 0;
       const int dim = reads_stream ? column : row;
       if (dim < 0 || w.shape[static_cast<size_t>(dim)] % n != 0) continue;
       // Attention's projections split by heads: where the heads do not divide the axis, a split of
       // the features cuts heads apart, and the consensus keeps such attention whole (or pads it).
       if (!op.outputs.empty()) {
-        const int core = reads_stream ? -1 : attention_before(op.inputs[0]);
-        const int64_t heads = reads_stream ? heads_after(op.outputs[0]) : core >= 0 ? heads_of(core) : 0;
+        const int64_t heads = reads_stream ? heads_after(op.outputs[0]) : core_before >= 0 ? heads_of(core_before) : 0;
         if (heads > 0 && heads % n != 0) continue;
       }
       // q, k and v concatenated on the output features and split after the matmul (into equal parts

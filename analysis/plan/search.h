@@ -53,6 +53,8 @@ enum Tag : uint16_t {
 
 enum class Role : uint8_t { Other, Batch, Seq, Hidden, Heads, HeadDim, Ffn, Vocab, Experts, Channels, Spatial, Tokens };
 const char* role_name(Role r);
+// The residual stream's features: a token embedding's hidden dim, or a conv front end's channels.
+inline bool stream_feature(Role r) { return r == Role::Hidden || r == Role::Channels; }
 
 struct Filter {
   uint16_t allowed = kTagAll;

@@ -279,6 +279,8 @@ void mark_residual_stream(Prepared& p) {
   const auto& flow = p.model->dataflow;
   auto& on = p.residual_stream;
   on.assign(flow.tensors.size(), 0);
+  // Its own producers: on a large model this runs beside the pass of prepare() that fills
+  // Prepared::producer.
   std::vector<int> producer(flow.tensors.size(), -1);
   for (size_t i = 0; i < flow.ops.size(); ++i)
     if (flow.ops[i].kind != OpKind::Call && flow.ops[i].kind != OpKind::Experts)
@@ -286,7 +288,7 @@ void mark_residual_stream(Prepared& p) {
   auto same_shape = [&](int a, int b) { return flow.tensors[a].shape == flow.tensors[b].shape; };
   auto hidden_last = [&](int t) {
     auto r = p.roles[static_cast<size_t>(t)];
-    return !r.empty() && (r.back() == Role::Hidden || r.back() == Role::Channels);  // a conv front end's channels are its stream's features
+    return !r.empty() && stream_feature(r.back());
   };
   auto activation = [&](int t) { return !is_free(flow, t) && hidden_last(t); };
   bool any = false;
@@ -780,7 +782,7 @@ uint16_t tag_for(const Prepared& prep, const ir::Op& op, const std::vector<Spec>
   auto stream_features = [&](int t, Spec s) {
     if (!s.sharded() || !prep.residual_stream[static_cast<size_t>(t)]) return false;
     auto r = prep.roles[static_cast<size_t>(t)];
-    return s.dim >= 0 && static_cast<size_t>(s.dim) < r.size() && (r[s.dim] == Role::Hidden || r[s.dim] == Role::Channels);
+    return s.dim >= 0 && static_cast<size_t>(s.dim) < r.size() && stream_feature(r[s.dim]);
   };
   for (size_t i = 0; i < op.inputs.size() && i < in.size(); ++i)
     if (stream_features(op.inputs[i], in[i])) return kTagStreamFeatures;

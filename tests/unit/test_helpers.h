@@ -11,6 +11,7 @@
 
 #include "ir/ir_json.h"
 #include "ir/model_ir.h"
+#include "python/extractor.h"
 #include "python/source_document.h"
 
 namespace shardlens::test {
@@ -20,6 +21,17 @@ inline std::string read_text(const std::string& path) {
   std::ostringstream buf;
   buf << in.rdbuf();
   return buf.str();
+}
+
+// Extracts `text` with forward() traced under `workload` (the default workload: the planner's
+// 2048-token prefill).
+inline python::ExtractResult traced(const std::string& text, python::TraceWorkload workload = {}) {
+  python::ModelExtractor extractor(text, "m.py");
+  python::ExtractOptions options;
+  options.trace_forward = true;
+  if (workload.tokens == 1 && workload.context == 0) workload.tokens = 2048;
+  options.workload = workload;
+  return extractor.extract(options);
 }
 
 inline std::string fixture(const std::string& name) {

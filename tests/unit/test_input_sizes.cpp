@@ -5,18 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include "python/extractor.h"
+#include "test_helpers.h"
 
 using namespace shardlens;
 
 namespace {
-python::ExtractResult traced(const std::string& text, python::TraceWorkload workload = {}) {
-  python::ModelExtractor extractor(text, "m.py");
-  python::ExtractOptions options;
-  options.trace_forward = true;
-  if (workload.tokens == 1 && workload.context == 0) workload.tokens = 2048;  // the planner's default prefill sequence
-  options.workload = workload;
-  return extractor.extract(options);
-}
+using test::traced;
 
 const char* kGpt = R"(
 import torch
@@ -334,11 +328,9 @@ class M(nn.Module):
 
 model = M()
 )";
-  python::ModelExtractor extractor(script, "model.py");
-  python::ExtractOptions options;
-  options.trace_forward = true;
-  options.workload.tokens = 16;
-  auto r = extractor.extract(options);
+  python::TraceWorkload workload;
+  workload.tokens = 16;
+  auto r = traced(script, workload);
   REQUIRE(r.ok);
   const auto& flow = r.model.dataflow;
   int contracts = 0, last_token = 0;
@@ -388,11 +380,7 @@ class Wrapper(nn.Module):
 
 model = Wrapper()
 )";
-  python::ModelExtractor extractor(script, "model.py");
-  python::ExtractOptions options;
-  options.trace_forward = true;
-  options.workload.tokens = 2048;  // the planner's default prompt: longer than the table
-  auto r = extractor.extract(options);
+  auto r = traced(script);  // the planner's default prompt, 2048 tokens: longer than the table
   REQUIRE(r.ok);
   const auto& flow = r.model.dataflow;
   REQUIRE(flow.inputs.size() == 1);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "python/extractor.h"
+#include "test_helpers.h"
 
 using namespace shardlens;
 
@@ -231,11 +232,9 @@ class M(nn.Module):
 
 model = M()
 )";
-  python::ModelExtractor extractor(script, "model.py");
-  python::ExtractOptions options;
-  options.trace_forward = true;
-  options.workload.tokens = 32;
-  auto r = extractor.extract(options);
+  python::TraceWorkload workload;
+  workload.tokens = 32;
+  auto r = test::traced(script, workload);
   REQUIRE(r.ok);
   const auto& flow = r.model.dataflow;
   int norms = 0, linears = 0;
@@ -292,11 +291,9 @@ class M(nn.Module):
 
 model = M()
 )";
-  python::ModelExtractor extractor(script, "model.py");
-  python::ExtractOptions options;
-  options.trace_forward = true;
-  options.workload.tokens = 16;
-  auto r = extractor.extract(options);
+  python::TraceWorkload workload;
+  workload.tokens = 16;
+  auto r = test::traced(script, workload);
   REQUIRE(r.ok);
   CHECK(r.model.unresolved.empty());
   const auto& flow = r.model.dataflow;
