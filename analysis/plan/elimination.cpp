@@ -90,6 +90,7 @@ bool MinSumElimination::run(const std::vector<int>& keep, size_t max_table) {
       return false;
     }
     largest_ = std::max(largest_, score[static_cast<size_t>(v)]);
+    work_ += score[static_cast<size_t>(v)] * static_cast<size_t>(domain_[static_cast<size_t>(v)]);
     Step step;
     step.var = v;
     for (int w : u)

@@ -36,6 +36,8 @@ class MinSumElimination {
   void complete(std::vector<int>& assignment) const;
   // The largest table built (entries), for benchmarks and tests.
   size_t largest_table() const { return largest_; }
+  // Entries visited over every elimination step (the run's cost, for the planner's bookkeeping).
+  size_t work() const { return work_; }
 
  private:
   struct Step {
@@ -48,6 +50,7 @@ class MinSumElimination {
   std::vector<Step> steps_;
   std::vector<double> kept_;
   size_t largest_ = 0;
+  size_t work_ = 0;
 };
 
 }  // namespace shardlens::plan::detail

@@ -534,6 +534,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
                            }),
             s.end());
   };
+  size_t work = 0;  // states made over the steps: the programme's cost (presolve_entries)
   StateTable& table = ws.table;
   State& scratch = ws.scratch;  // the candidate state being built (reused: duplicates cost no allocation)
   std::vector<std::pair<int, double>> usable;  // per leaf op: (strategy, its collectives' cost)
@@ -658,6 +659,17 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
             call_key.push_back(entry_key(callee_key, e));
             call_entries.insert(call_entries.end(), e.begin(), e.end());
           }
+        }
+        {
+          // The layouts each ext position meets over the states: one elimination for all of
+          // their combinations when there are several (presolve_entries).
+          std::vector<std::vector<Spec>> seen_at(ext_count);
+          for (size_t c = 0; c < call_key.size(); ++c)
+            for (size_t i = 0; i < ext_count; ++i) {
+              const Spec& sp = call_entries[c * ext_count + i];
+              if (std::find(seen_at[i].begin(), seen_at[i].end(), sp) == seen_at[i].end()) seen_at[i].push_back(sp);
+            }
+          if (!call_key.empty()) presolve_entries(prep, nb, seen_at, ctx, callee_key);
         }
         if (hands_on_passed(nbody)) {
           MemoEntry::CallUse use;
@@ -803,6 +815,8 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
     if (method_ == BodyMethod::Auto && !elimination_tried && next.size() > kEliminateAbove) {
       // Many layouts alive at once: elimination's cost does not multiply with them.
       elimination_tried = true;
+      work_ += work;
+      work = 0;
       if (auto eliminated = eliminate_body(prep, b, entry, ctx)) return memo_.emplace(key, std::move(*eliminated));
     }
     if (next.size() > kMaxStates) {
@@ -819,11 +833,13 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
                      body.op >= 0 && flow.ops[body.op].module >= 0 ? prep.model->modules[flow.ops[body.op].module].name.c_str() : "(root)",
                      pos, body.items.size(), op.name.c_str(), static_cast<size_t>(next[0].state_size), body.ext.size());
     }
+    work += next.size() + 1;
     layers.push_back(std::move(next));
     // Walking back needs only the back-pointers of earlier steps: their states may go.
     std::swap(cur_pool, next_pool);
   }
 
+  work_ += work;
   entry_result.entry = entry;
   if (layers.size() == body.items.size() + 1) {
     std::map<std::vector<uint32_t>, int> best;  // out specs -> exit index
@@ -880,6 +896,64 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
 // among equal totals the choice may differ where the programme's order of states decided.
 std::optional<AxisSolver::MemoEntry> AxisSolver::eliminate_body(const Prepared& prep, int b, const std::vector<Spec>& entry,
                                                                 const Context& ctx) {
+  std::vector<std::vector<Spec>> options;
+  for (const Spec& s : entry) options.push_back({s});
+  auto results = eliminate_entries(prep, b, options, ctx);
+  if (!results) return std::nullopt;
+  return std::move(results->front());
+}
+
+void AxisSolver::presolve_entries(const Prepared& prep, int nb, const std::vector<std::vector<Spec>>& options, const Context& ctx,
+                                  uint64_t callee_key) {
+  if (method_ == BodyMethod::Programme || !presolve_) return;
+  size_t combos = 1;
+  for (const auto& o : options) combos *= std::max<size_t>(o.size(), 1);
+  if (combos < kPresolveEntriesFrom || combos > kPresolveEntriesUpTo) return;
+  // Worth it when searching the entries one by one would cost more than one elimination over
+  // them all (an attention body handed cos and sin: every entry searched alone meets the same
+  // large tables); the work of one entry's search (callees' included) is recorded per body.
+  const uint64_t signature = prep.bodies[nb].signature;
+  if (!entry_work_.count(signature)) {
+    std::vector<Spec> first(options.size());
+    for (size_t i = 0; i < options.size(); ++i) first[i] = options[i][0];
+    const uint64_t k = entry_key(callee_key, first);
+    if (find_memo(k)) return;  // solved before, by another route: nothing to measure
+    const size_t before = work_;
+    solve_body(prep, nb, first, ctx, k, callee_key);
+    entry_work_[signature] = work_ - before;
+  }
+  // Solved already (a re-plan, or another call of the same body): nothing to gain.
+  std::vector<size_t> digit(options.size(), 0);
+  std::vector<Spec> e(options.size());
+  size_t missing = 0;
+  for (bool more = true; more;) {
+    for (size_t i = 0; i < options.size(); ++i) e[i] = options[i][digit[i]];
+    if (!find_memo(entry_key(callee_key, e))) ++missing;
+    more = false;
+    for (size_t i = options.size(); i-- > 0;) {
+      if (++digit[i] < options[i].size()) {
+        more = true;
+        break;
+      }
+      digit[i] = 0;
+    }
+  }
+  if (missing < kPresolveEntriesFrom || missing * entry_work_[signature] < kPresolveWork) return;
+  if (cancelled_ && cancelled_()) throw PlanCancelled();
+  auto results = eliminate_entries(prep, nb, options, ctx);
+  if (!results) return;
+  for (MemoEntry& r : *results) {
+    const uint64_t k = entry_key(callee_key, r.entry);
+    if (!find_memo(k)) {
+      memo_.emplace(k, std::move(r));
+      ++presolved_;
+    }
+  }
+}
+
+std::optional<std::vector<AxisSolver::MemoEntry>> AxisSolver::eliminate_entries(const Prepared& prep, int b,
+                                                                                const std::vector<std::vector<Spec>>& entry_options,
+                                                                                const Context& ctx) {
   constexpr double kNo = MinSumElimination::kInfeasible;
   constexpr int kEntry = -1, kNone = -2;  // writers that are no op: the entry specs; nothing (stored: free, else R)
   const auto& flow = prep.model->dataflow;
@@ -888,10 +962,20 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::eliminate_body(const Prepared& 
   const size_t m = body.items.size();
   std::unordered_map<int, int> writer;  // tensor -> the item that last set its layout (or kEntry)
   std::unordered_map<int, Spec> entry_spec;
-  for (size_t i = 0; i < body.ext.size() && i < entry.size(); ++i)
+  // An ext tensor that may arrive in several layouts is a variable of its own (after the m items),
+  // kept to the end: one elimination answers every entry.
+  std::vector<int> entry_var_of(body.ext.size(), -1);  // ext position -> its variable
+  std::vector<std::vector<Spec>> var_options;
+  for (size_t i = 0; i < body.ext.size() && i < entry_options.size(); ++i)
     if (body.last_use_of(body.ext[i]) >= 0) {
-      writer[body.ext[i]] = kEntry;
-      entry_spec[body.ext[i]] = entry[i];
+      if (entry_options[i].size() == 1) {
+        writer[body.ext[i]] = kEntry;
+        entry_spec[body.ext[i]] = entry_options[i][0];
+      } else {
+        entry_var_of[i] = static_cast<int>(m + var_options.size());
+        writer[body.ext[i]] = entry_var_of[i];
+        var_options.push_back(entry_options[i]);
+      }
     }
   auto writer_of = [&](int t) {
     auto it = writer.find(t);
@@ -916,8 +1000,13 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::eliminate_body(const Prepared& 
       return replicated;
     }
   };
-  std::vector<Item> items(m);
-  std::vector<int> domain(m, 0);
+  std::vector<Item> items(m + var_options.size());
+  std::vector<int> domain(m + var_options.size(), 0);
+  for (size_t v = 0; v < var_options.size(); ++v) {
+    domain[m + v] = static_cast<int>(var_options[v].size());
+    for (size_t i = 0; i < entry_var_of.size(); ++i)
+      if (entry_var_of[i] == static_cast<int>(m + v)) items[m + v].sets.push_back({body.ext[i], var_options[v]});
+  }
   std::vector<MinSumElimination::Factor> factors;
   // The tensors an op reads with their writers; a factor over the writers' variables and the op's.
   struct Read {
@@ -982,15 +1071,33 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::eliminate_body(const Prepared& 
     auto it = ctx.pinned_outputs.find(op.module);
     return it == ctx.pinned_outputs.end() ? s : it->second;
   };
-  MemoEntry result;
-  result.entry = entry;
-  std::vector<int> passed;  // as solve_body: recorded for a base entry only
-  {
-    const std::vector<char>& pass = passed_through(prep, b);
-    if (base_entry(pass, entry) == entry)
-      for (size_t i = 0; i < pass.size(); ++i)
-        if (pass[i]) passed.push_back(body.ext[i]);
-  }
+  // Per call that is handed a tensor the body only passes on, every callee entry listed; each
+  // base entry's result records those its own layouts allow (as solve_body).
+  const std::vector<char>& pass = passed_through(prep, b);
+  struct PassedUse {
+    MemoEntry::CallUse use;
+    std::vector<int> var_at;  // per callee ext position: the entry variable that sets it, or -1
+  };
+  std::vector<PassedUse> passed_uses;
+  auto entries_all_infeasible = [&]() {
+    // Every entry's result: no exits.
+    std::vector<MemoEntry> out;
+    std::vector<size_t> digit(entry_options.size(), 0);
+    for (bool more = true; more;) {
+      MemoEntry r;
+      for (size_t i = 0; i < entry_options.size(); ++i) r.entry.push_back(entry_options[i][digit[i]]);
+      out.push_back(std::move(r));
+      more = false;
+      for (size_t i = entry_options.size(); i-- > 0;) {
+        if (++digit[i] < entry_options[i].size()) {
+          more = true;
+          break;
+        }
+        digit[i] = 0;
+      }
+    }
+    return out;
+  };
 
   for (size_t pos = 0; pos < m; ++pos) {
     const int index = body.items[pos];
@@ -1046,6 +1153,7 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::eliminate_body(const Prepared& 
         for (const Spec& s : e) h = mix64(h, s.code());
         return h;
       };
+      presolve_entries(prep, nb, arrive, ctx, callee_key);
       // Every entry the callee may be run with: solved once each (memoized), exits listed.
       MemoEntry::CallUse use;
       use.pos = p;
@@ -1080,10 +1188,17 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::eliminate_body(const Prepared& 
           }
         }
       }
-      if (!passed.empty() && std::any_of(passed.begin(), passed.end(), [&](int t) {
-            return std::find(nbody.ext.begin(), nbody.ext.end(), t) != nbody.ext.end();
-          }))
-        result.uses.push_back(std::move(use));
+      {
+        bool handed = false;
+        for (size_t i = 0; i < pass.size() && i < body.ext.size(); ++i)
+          handed |= pass[i] && std::find(nbody.ext.begin(), nbody.ext.end(), body.ext[i]) != nbody.ext.end();
+        if (handed) {
+          PassedUse pu{std::move(use), std::vector<int>(ext_count, -1)};
+          for (size_t i = 0; i < ext_count; ++i)
+            if (reads[i].writer >= static_cast<int>(m)) pu.var_at[i] = reads[i].writer;
+          passed_uses.push_back(std::move(pu));
+        }
+      }
       domain[pos] = item.domain();
       for (size_t k = 0; k < free_at.size(); ++k) {
         std::vector<Spec> by_option;
@@ -1176,27 +1291,39 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::eliminate_body(const Prepared& 
       }
     }
     if (too_big) return std::nullopt;
-    if (domain[pos] == 0) return result;  // no option fits here: the body is infeasible (no exits)
+    if (domain[pos] == 0) return entries_all_infeasible();  // no option fits here: the body is infeasible (no exits)
     if (op.kind != OpKind::Call)
       for (const Read& r : reads) writer[r.t] = p;
     for (const auto& [t, specs] : item.sets) writer[t] = p;
   }
 
-  // The exits: per layout of the outputs, the least total, over the ops that last set them.
+  // The exits: per entry and per layout of the outputs, the least total, over the ops that last
+  // set them. The entry variables are kept last (fastest), so that each entry meets its output
+  // layouts in the order a search of that entry alone would.
   std::vector<Read> outs;
   std::vector<int> keep;
   for (int t : body.outputs) {
     outs.push_back({t, writer_of(t)});
-    if (outs.back().writer >= 0 && std::find(keep.begin(), keep.end(), outs.back().writer) == keep.end()) keep.push_back(outs.back().writer);
+    const int w = outs.back().writer;
+    if (w >= 0 && w < static_cast<int>(m) && std::find(keep.begin(), keep.end(), w) == keep.end()) keep.push_back(w);
   }
   std::sort(keep.begin(), keep.end());
+  for (size_t v = 0; v < var_options.size(); ++v) keep.push_back(static_cast<int>(m + v));
+  auto keep_index = [&](int w) { return static_cast<size_t>(std::find(keep.begin(), keep.end(), w) - keep.begin()); };
+  for (const auto& f : factors) work_ += f.values.size();
   MinSumElimination problem(domain);
   for (auto& f : factors) problem.add(std::move(f));
   if (!problem.run(keep, kMaxTable)) return std::nullopt;
+  work_ += problem.work();
   ++eliminated_;
   largest_table_ = std::max(largest_table_, problem.largest_table());
   const auto& kept = problem.kept_table();
-  std::map<std::vector<uint32_t>, int> best;  // out specs -> exit index
+  // Results per combination of the entry variables (row-major, the last fastest).
+  size_t var_combos = 1;
+  for (const auto& o : var_options) var_combos *= o.size();
+  std::vector<MemoEntry> by_vars(var_combos);
+  std::vector<std::map<std::vector<uint32_t>, int>> best(var_combos);  // per combination: out specs -> exit index
+  const size_t first_var = keep.size() - var_options.size();
   std::vector<int> digit(keep.size(), 0);
   for (size_t index = 0; index < kept.size(); ++index) {
     if (index > 0)
@@ -1205,13 +1332,17 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::eliminate_body(const Prepared& 
         digit[k] = 0;
       }
     if (!(kept[index] < kNo)) continue;
+    size_t combo = 0;
+    for (size_t k = first_var; k < keep.size(); ++k)
+      combo = combo * static_cast<size_t>(domain[static_cast<size_t>(keep[k])]) + static_cast<size_t>(digit[k]);
+    MemoEntry& result = by_vars[combo];
     double cost = kept[index];
     std::vector<Spec> out_specs;
     std::vector<uint32_t> codes;
     for (const Read& r : outs) {
       Spec s = r.writer == kEntry ? entry_spec[r.t]
                : r.writer == kNone ? Spec::R()
-                                   : items[static_cast<size_t>(r.writer)].spec(r.t, digit[static_cast<size_t>(std::find(keep.begin(), keep.end(), r.writer) - keep.begin())]);
+                                   : items[static_cast<size_t>(r.writer)].spec(r.t, digit[keep_index(r.writer)]);
       if (b == 0 && !(s == Spec::R())) {
         int kind;
         double bytes;
@@ -1221,9 +1352,9 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::eliminate_body(const Prepared& 
       out_specs.push_back(s);
       codes.push_back(s.code());
     }
-    auto it = best.find(codes);
-    if (it != best.end() && result.exits[static_cast<size_t>(it->second)].cost <= cost) continue;
-    std::vector<int> assignment(m, 0);
+    auto it = best[combo].find(codes);
+    if (it != best[combo].end() && result.exits[static_cast<size_t>(it->second)].cost <= cost) continue;
+    std::vector<int> assignment(domain.size(), 0);
     for (size_t k = 0; k < keep.size(); ++k) assignment[static_cast<size_t>(keep[k])] = digit[k];
     problem.complete(assignment);
     Exit ex;
@@ -1233,6 +1364,8 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::eliminate_body(const Prepared& 
     ex.nested.assign(m, {0, -1});
     // The layouts the chosen options leave, to name each call's entry.
     std::unordered_map<int, Spec> state = entry_spec;
+    for (size_t v = m; v < domain.size(); ++v)
+      for (const auto& [t, specs] : items[v].sets) state[t] = specs[static_cast<size_t>(assignment[v])];
     for (size_t pos = 0; pos < m; ++pos) {
       const int index = body.items[pos];
       const ir::Op& op = flow.ops[index];
@@ -1268,14 +1401,54 @@ std::optional<AxisSolver::MemoEntry> AxisSolver::eliminate_body(const Prepared& 
       }
       for (const auto& [t, specs] : item.sets) state[t] = specs[static_cast<size_t>(option)];
     }
-    if (it == best.end()) {
-      best[codes] = static_cast<int>(result.exits.size());
+    if (it == best[combo].end()) {
+      best[combo][codes] = static_cast<int>(result.exits.size());
       result.exits.push_back(std::move(ex));
     } else {
       result.exits[static_cast<size_t>(it->second)] = std::move(ex);
     }
   }
-  return result;
+  // One result per entry asked for (row-major over entry_options, the last fastest): its
+  // variables' combination, and for a base entry the callee entries its own layouts allow.
+  std::vector<MemoEntry> out;
+  std::vector<size_t> d(entry_options.size(), 0);
+  for (bool more = true; more;) {
+    std::vector<Spec> entry;
+    std::vector<Spec> var_spec(var_options.size());
+    for (size_t i = 0; i < entry_options.size(); ++i) {
+      entry.push_back(entry_options[i][d[i]]);
+      if (entry_var_of[i] >= 0) var_spec[static_cast<size_t>(entry_var_of[i]) - m] = entry.back();
+    }
+    size_t combo = 0;
+    for (size_t v = 0; v < var_options.size(); ++v)
+      combo = combo * var_options[v].size() +
+              static_cast<size_t>(std::find(var_options[v].begin(), var_options[v].end(), var_spec[v]) - var_options[v].begin());
+    MemoEntry r;
+    r.entry = entry;
+    r.exits = by_vars[combo].exits;
+    if (base_entry(pass, entry) == entry)
+      for (const PassedUse& pu : passed_uses) {
+        MemoEntry::CallUse use;
+        use.pos = pu.use.pos;
+        for (const auto& e : pu.use.entries) {
+          bool agrees = true;
+          for (size_t k = 0; k < e.size() && agrees; ++k)
+            agrees = pu.var_at[k] < 0 || e[k] == var_spec[static_cast<size_t>(pu.var_at[k]) - m];
+          if (agrees) use.entries.push_back(e);
+        }
+        r.uses.push_back(std::move(use));
+      }
+    out.push_back(std::move(r));
+    more = false;
+    for (size_t i = entry_options.size(); i-- > 0;) {
+      if (++d[i] < entry_options[i].size()) {
+        more = true;
+        break;
+      }
+      d[i] = 0;
+    }
+  }
+  return out;
 }
 
 void AxisSolver::expand(const Prepared& prep, int b, uint64_t key, int exit, AxisSolution& out) {

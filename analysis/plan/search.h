@@ -394,6 +394,12 @@ class AxisSolver {
   static BodyMethod default_body_method();
   static constexpr size_t kEliminateAbove = 256;
   static constexpr size_t kMaxTable = size_t{1} << 21;
+  // presolve_entries: from this many entries not yet solved (fewer: one search each is as
+  // cheap), up to this many combinations (more: most of them would never be asked for).
+  static constexpr size_t kPresolveEntriesFrom = 4;
+  static constexpr size_t kPresolveEntriesUpTo = 256;
+  // ... and when searching them one by one would do at least this much work (states, entries).
+  static constexpr size_t kPresolveWork = 20000;
   // Bodies solved by elimination, and the largest table one needed (for benchmarks).
   size_t eliminated() const { return eliminated_; }
   size_t largest_table() const { return largest_table_; }
@@ -419,6 +425,10 @@ class AxisSolver {
   // Whether a body's result may be derived from another entry's (derive_by_shift; on unless a
   // test compares it with searching every entry).
   void set_derive(bool on) { derive_ = on; }
+  // Whether a callee's many entries may be solved by one elimination (presolve_entries; on unless
+  // a test compares it with solving each entry alone). Entries presolved, for benchmarks and tests.
+  void set_presolve(bool on) { presolve_ = on; }
+  size_t presolved() const { return presolved_; }
   // Derivations that stood in for searches, and those tried that did not hold (for benchmarks).
   size_t derived() const { return derived_; }
   size_t derivations_refused() const { return refused_; }
@@ -440,8 +450,23 @@ class AxisSolver {
   std::vector<ExpertsOption> experts_options(const Prepared& prep, int op, const Context& ctx);
   // The body's result by variable elimination (search.cpp); nullopt if a table would outgrow kMaxTable.
   std::optional<MemoEntry> eliminate_body(const Prepared& prep, int body, const std::vector<Spec>& entry, const Context& ctx);
+  // The same for every entry whose ext tensors take the layouts listed per position (every
+  // combination, row-major, the last fastest), by one elimination in which the layouts of the
+  // tensors that arrive in several are variables kept to the end.
+  std::optional<std::vector<MemoEntry>> eliminate_entries(const Prepared& prep, int body, const std::vector<std::vector<Spec>>& options,
+                                                          const Context& ctx);
+  // Before a call step runs a callee with many entries (an attention body handed the hidden
+  // states, cos and sin, each in several layouts): solves them all at once into the memo.
+  void presolve_entries(const Prepared& prep, int body, const std::vector<std::vector<Spec>>& options, const Context& ctx,
+                        uint64_t callee_key);
   BodyMethod method_ = default_body_method();
   size_t eliminated_ = 0, largest_table_ = 0;
+  // Work done by the searches (states made, table entries filled), and per body signature the
+  // work of searching one entry (presolve_entries).
+  size_t work_ = 0;
+  bool presolve_ = true;
+  size_t presolved_ = 0;
+  std::unordered_map<uint64_t, size_t> entry_work_;
   std::optional<MemoEntry> derive_by_shift(const Prepared& prep, int body, const std::vector<Spec>& entry, const Context& ctx,
                                            uint64_t unkeyed);
   // Per body of the preparation being solved: whether each ext position is passed through (only

@@ -193,6 +193,74 @@ TEST_CASE("Rotary tables passed into every layer: the search is exact and never 
   }
 }
 
+// A layer handed the hidden states, cos and sin, each in several layouts, is solved for all of
+// their combinations by one elimination (presolve_entries): each entry's result must be what
+// searching that entry alone gives. With elimination for every body: the same exits at the same
+// costs. With the default method the programme solves some entries alone, and may drop an exit
+// whose replicated twin costs no more (see compare_solvers): the same least cost, and every exit
+// it keeps found at no higher cost.
+TEST_CASE("One elimination over every entry of a body gives each entry's own result", "[plan][elimination]") {
+  using namespace plan::detail;
+  std::string text = read_text(std::string(SHARDLENS_SOURCE_DIR) + "/bench/models/llama_rope.py");
+  const std::string key = "NUM_LAYERS = 32";
+  text.replace(text.find(key), key.size(), "NUM_LAYERS = 2");
+  for (plan::Phase phase : {plan::Phase::Decode, plan::Phase::Prefill}) {
+    plan::Workload w;
+    w.phase = phase;
+    if (phase == plan::Phase::Prefill) w.seq = 512;
+    python::ModelExtractor extractor(text, "model.py");
+    python::ExtractOptions extract;
+    extract.trace_forward = true;
+    extract.workload.batch = w.batch;
+    extract.workload.tokens = w.tokens_per_forward();
+    auto r = extractor.extract(extract);
+    REQUIRE(r.ok);
+    auto prep = prepare(r.model);
+    for (auto method : {AxisSolver::BodyMethod::Elimination, AxisSolver::BodyMethod::Auto})
+      for (int n : {2, 8}) {
+        const bool same_method = method == AxisSolver::BodyMethod::Elimination;
+        CAPTURE(static_cast<int>(phase), n, same_method);
+        Context ctx;
+        ctx.n = n;
+        ctx.hw = plan::find_hardware("wormhole");
+        ctx.workload = w;
+        ctx.ccl_penalty_us = 10;
+        AxisSolver alone, together;
+        alone.set_body_method(method);
+        together.set_body_method(method);
+        alone.set_presolve(false);
+        AxisSolution a = alone.solve(*prep, ctx), b = together.solve(*prep, ctx);
+        CHECK(alone.presolved() == 0);
+        CHECK(together.presolved() > 0);  // the attention body meets cos and sin in several layouts
+        REQUIRE(a.feasible == b.feasible);
+        CHECK(a.cost == b.cost);
+        size_t compared = 0, differ = 0;
+        together.for_each_memo_entry([&](uint64_t k, const AxisSolver::MemoEntry& y) {
+          const AxisSolver::MemoEntry* x = alone.memo_entry(k);
+          if (!x) return;
+          ++compared;
+          bool same = x->entry == y.entry && (!same_method || x->exits.size() == y.exits.size());
+          double best_x = MinSumElimination::kInfeasible, best_y = MinSumElimination::kInfeasible;
+          for (const auto& ex : x->exits) best_x = std::min(best_x, ex.cost);
+          for (const auto& ey : y.exits) best_y = std::min(best_y, ey.cost);
+          same = same && best_x == best_y;
+          for (const auto& ex : x->exits) {
+            bool found = false;
+            for (const auto& ey : y.exits) found = found || (ey.out == ex.out && (same_method ? ey.cost == ex.cost : ey.cost <= ex.cost));
+            same = same && found;
+          }
+          if (!same) ++differ;
+        });
+        CHECK(compared > 10);
+        CHECK(differ == 0);
+        together.expand_decisions(*prep, ctx, b);
+        alone.expand_decisions(*prep, ctx, a);
+        const Evaluation ea = evaluate(*prep, ctx, a), eb = evaluate(*prep, ctx, b);
+        CHECK(eb.ccl_us + eb.compute_us == Approx(ea.ccl_us + ea.compute_us));
+      }
+  }
+}
+
 TEST_CASE("Diagnostics are located from one index of the text", "[plan][locate]") {
   const std::string text =
       "class Cfg:\n"
