@@ -406,11 +406,22 @@ Value ForwardTracer::mha(Interpreter& in, InstanceObj& layer, CallArgs& args, co
   };
   bool batch_first = false;
   if (Value* bf = layer.find_attribute("batch_first")) batch_first = in.truth(*bf).value_or(false);
-  Value query = args.positional.empty() ? Value() : args.positional[0];
+  // forward(query, key, value, ...), positionally or by keyword (torchvision's ViT passes
+  // query=x, key=x, value=x).
+  auto argument = [&](size_t position, const char* name) {
+    if (position < args.positional.size()) return args.positional[position];
+    for (auto& [key, v] : args.keywords)
+      if (key == name) return v;
+    return Value();
+  };
+  Value query = argument(0, "query"), key = argument(1, "key"), value = argument(2, "value");
+  auto same_tensor = [&](const Value& v) { return v.is_none() || v.as<TensorObj>() == query.as<TensorObj>(); };
   auto* qs = shape_of(query);
   Value w = find_param("in_proj_weight");
   if (!qs || qs->size() != 3 || !w.as<TensorObj>())
     return record_unknown(in, "MultiheadAttention", tensors_in(args), "MultiheadAttention with separate q/k/v weights or unknown shapes", site);
+  if (!same_tensor(key) || !same_tensor(value))
+    return record_unknown(in, "MultiheadAttention", tensors_in(args), "MultiheadAttention over keys and values other than its queries (cross-attention)", site);
   int64_t e = attr_int("embed_dim", qs->back()), h = attr_int("num_heads", 1);
   Value qkv = linear(in, "MultiheadAttention.in_proj", query, w, find_param("in_proj_bias"), true, site);
   std::vector<Value> segs;
@@ -1298,6 +1309,13 @@ Value ForwardTracer::subscript(Interpreter& in, const Value& target, const Value
         if (sliced_dim >= 0) reshape_only = false;
         sliced_dim = static_cast<int>(dim);
       }
+      ++dim;
+      continue;
+    }
+    if (int_list_length(it) >= 0) {
+      // Picked entries of one dim, kept in place: a part of it, as a slice takes.
+      if (sliced_dim >= 0) reshape_only = false;
+      sliced_dim = static_cast<int>(dim);
       ++dim;
       continue;
     }

@@ -283,6 +283,8 @@ Value tensor_index(Interpreter& in, const TensorObj& t, const Value& index, cons
   size_t consumed = 0;
   for (auto& it : items)
     if (!it.is_none() && it.kind != Value::Kind::Ellipsis) ++consumed;
+  size_t lists = 0;  // several lists broadcast together: not modelled
+  for (auto& it : items) lists += int_list_length(it) >= 0;
   std::vector<int64_t> out;
   size_t dim = 0;
   for (auto& it : items) {
@@ -303,6 +305,16 @@ Value tensor_index(Interpreter& in, const TensorObj& t, const Value& index, cons
       int64_t lo = s->lower.is_none() ? 0 : std::clamp(norm_dim(s->lower.as_int(), static_cast<size_t>(n)), int64_t{0}, n);
       int64_t hi = s->upper.is_none() ? n : std::clamp(norm_dim(s->upper.as_int(), static_cast<size_t>(n)), int64_t{0}, n);
       out.push_back(hi > lo ? (hi - lo + step - 1) / step : 0);
+      continue;
+    }
+    if (const int64_t picked = int_list_length(it); picked >= 0 && lists == 1) {
+      // One list of ints (`x[:, [-1], :]`): that many entries of the dim, in place.
+      for (const Value& k : it.as<ListObj>()->items) {
+        const int64_t i = k.as_int() < 0 ? k.as_int() + shape[dim] : k.as_int();
+        if (i < 0 || i >= shape[dim]) return in.raise("IndexError", "index out of range", site);
+      }
+      out.push_back(picked);
+      ++dim;
       continue;
     }
     return tensor_like(in, t, std::nullopt, site);  // advanced indexing: shape depends on values
@@ -778,7 +790,12 @@ void install_torch(Interpreter& in) {
     if (const Value* s = a.keyword("start")) start = s->as_float();
     if (const Value* s = a.keyword("step")) step = s->as_float();
     if (step == 0) return in.raise("RuntimeError", "step must be nonzero", site);
-    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((end - start) / step)));
+    // PyTorch's own checks, before the count becomes an int64 (10**24 elements would not).
+    const double count = std::ceil((end - start) / step);
+    if (!std::isfinite(count)) return in.raise("RuntimeError", "arange: unsupported range (not finite)", site);
+    if (count < 0) return in.raise("RuntimeError", "upper bound and larger bound inconsistent with step sign", site);
+    if (count > 9.0e15) return in.raise("RuntimeError", "arange: too many elements to allocate", site);
+    int64_t n = static_cast<int64_t>(count);
     bool floating = false;
     for (auto& v : a.positional) floating |= v.kind == Value::Kind::Float;
     const Value* d = a.keyword("dtype");

@@ -117,6 +117,15 @@ struct TupleView {  // List and Tuple share ListObj; this finds either
   }
 };
 
+// A list of ints used as a tensor index (`x[:, [-1], :]`): its length; -1 when not one.
+inline int64_t int_list_length(const Value& v) {
+  auto* l = v.as<ListObj>();
+  if (!l) return -1;
+  for (const Value& k : l->items)
+    if (!k.is_int()) return -1;
+  return static_cast<int64_t>(l->items.size());
+}
+
 // Insertion-ordered dict (also sets: values unused). Keys are hashable scalars or tuples of them.
 struct DictObj : Object {
   static constexpr ObjKind kKind = ObjKind::Dict;

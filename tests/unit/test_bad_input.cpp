@@ -248,3 +248,22 @@ TEST_CASE("a repetition near 2**64 bytes stops at the memory budget, however muc
     CHECK(mentions(r.model, "memory budget"));
   }
 }
+
+// Found by the front-end fuzzer: torch.arange(-(10**24)) turned ceil((end - start) / step) into an
+// int64 unchecked (UBSan: -1e24 is outside its range). PyTorch rejects these ranges; so do we.
+TEST_CASE("torch.arange over a range no int64 count holds is a RuntimeError, as in PyTorch") {
+  for (std::string bad : {"a = torch.arange(-(10**24))\n", "a = torch.arange(10**24)\n", "a = torch.arange(0, float('inf'))\n",
+                          "a = torch.arange(5, 0)\n"}) {
+    ModelExtractor e("import torch\nimport torch.nn as nn\nmodel = nn.Linear(2, 2)\n" + bad, "arange.py");
+    auto r = e.extract({});
+    INFO(bad);
+    REQUIRE(r.ok);
+    CHECK(r.model.parameters.size() == 2);
+    CHECK(mentions(r.model, "RuntimeError"));
+  }
+  ModelExtractor fine("import torch\nimport torch.nn as nn\nn = torch.arange(0, 10, 3).shape[0]\nmodel = nn.Linear(n, 2)\n", "arange.py");
+  auto r = fine.extract({});
+  REQUIRE(r.ok);
+  REQUIRE(r.model.parameters.size() == 2);
+  CHECK(r.model.parameters[0].shape == std::vector<int64_t>{2, 4});  // 0, 3, 6, 9
+}
