@@ -60,11 +60,25 @@ Evidence read_evidence(const ir::ModelIR& model) {
     const auto& w = flow.tensors[op.inputs[1]];
     if (w.parameter >= 0 && std::find(w.shape.begin(), w.shape.end(), e.vocab) != w.shape.end()) e.lm_head = true;
   }
+  // A stack is a module with attention inside: BERT's MLM head names its output Linear `decoder`.
+  std::vector<std::string> attending;  // modules that hold an attention core
+  for (const auto& op : flow.ops)
+    if ((op.kind == ir::OpKind::Attention || op.kind == ir::OpKind::Softmax) && op.module >= 0)
+      attending.push_back(model.modules[static_cast<size_t>(op.module)].name);
+  auto holds_attention = [&](const std::string& module) {
+    return std::any_of(attending.begin(), attending.end(), [&](const std::string& a) {
+      return a == module || (a.size() > module.size() && a.compare(0, module.size(), module) == 0 && a[module.size()] == '.');
+    });
+  };
   for (size_t i = 0; i < model.modules.size(); ++i) {
     const std::string name = lower(model.modules[i].name), cls = lower(model.modules[i].class_name);
     const std::string last = name.substr(name.rfind('.') == std::string::npos ? 0 : name.rfind('.') + 1);
-    if (i > 0 && (has(last, "encoder") || has(cls, "encoder")) && !has(cls, "layer") && !has(cls, "block")) e.encoder = true;
-    if (i > 0 && (has(last, "decoder") || has(cls, "decoder")) && !has(cls, "layer") && !has(cls, "block")) e.decoder = true;
+    auto stack = [&](const char* word) {
+      return i > 0 && (has(last, word) || has(cls, word)) && !has(cls, "layer") && !has(cls, "block") &&
+             holds_attention(model.modules[i].name);
+    };
+    if (stack("encoder")) e.encoder = true;
+    if (stack("decoder")) e.decoder = true;
     if (has(cls, "causallm") || has(cls, "gpt") || has(cls, "llama") || has(cls, "mistral") || has(cls, "mixtral") || has(cls, "falcon") ||
         has(cls, "qwen") || has(cls, "neox") || has(cls, "decoderonly"))
       e.causal_name = true;
@@ -99,6 +113,8 @@ DefaultWorkload default_workload(const ir::ModelIR& model) {
   // A class-conditional DiT embeds its labels (1001 classes) but has no head over them.
   else if (e.timestep && e.attention > 0 && e.convs > 0 && !e.lm_head) w.kind = ModelKind::DiffusionTransformer;
   else if (e.vocab && e.attention > 0 && e.lm_head && !e.encoder_name && (e.causal_name || !e.encoder)) w.kind = ModelKind::DecoderLM;
+  // A causal LM's backbone without its head (GPT2Model, LlamaModel): generation runs it all the same.
+  else if (e.vocab && e.attention > 0 && e.causal_name && !e.encoder_name && !e.encoder) w.kind = ModelKind::DecoderLM;
   else if (e.vocab && e.attention > 0) w.kind = ModelKind::TextEncoder;
   else if (e.convs > 0 && e.attention > 0 && e.positions > 0 && !e.timestep) w.kind = ModelKind::VisionEncoder;
   else if (e.convs > 0) w.kind = ModelKind::ConvNet;

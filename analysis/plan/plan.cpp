@@ -1217,9 +1217,21 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     auto locate = [&](std::vector<std::string> keys, int64_t value, ir::Span fallback) {
       return options.locate ? options.locate(keys, value, fallback) : fallback;
     };
-    std::set<std::string> said;
-    auto diag = [&](const std::string& code, const std::string& severity, const std::string& msg, ir::Span span) {
-      if (said.insert(code + msg).second) result.diagnostics.push_back({code, severity, msg, span, ""});
+    // Said once per code, message and place: modules that differ only in their names (torchvision
+    // names its layers encoder_layer_0, _1, ... rather than listing them) fold into one, naming
+    // the first and counting the rest. `who` stands where kWho is in the message.
+    static const std::string kWho = "\x01";
+    struct Said {
+      size_t at;  // in result.diagnostics
+      std::string message, who;
+      std::set<std::string> others;
+    };
+    std::map<std::string, Said> said;
+    auto diag = [&](const std::string& code, const std::string& severity, const std::string& who, const std::string& msg, ir::Span span) {
+      const std::string key = code + msg + "@" + std::to_string(span.file) + ":" + std::to_string(span.line) + ":" + std::to_string(span.column);
+      auto [it, fresh] = said.try_emplace(key, Said{result.diagnostics.size(), msg, who});
+      if (fresh) result.diagnostics.push_back({code, severity, "", span, ""});
+      else if (it->second.who != who) it->second.others.insert(who);
     };
     // What the usual fixes for an uneven count cost (SHARDING.md §6: tt-mlir has no uneven sharding).
     auto fixes = [&](int64_t count, const std::string& what) {
@@ -1240,8 +1252,8 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
           if (prep->roles[q][d] != Role::Heads) continue;
           int64_t heads = flow.tensors[q].shape[d];
           if (heads % n != 0)
-            diag("divisibility-heads", "warning",
-                 std::to_string(heads) + " attention heads (" + module_pattern(model.modules[op.module].name) + ") do not divide the " + axis +
+            diag("divisibility-heads", "warning", module_pattern(model.modules[op.module].name),
+                 std::to_string(heads) + " attention heads (" + kWho + ") do not divide the " + axis +
                      " (" + std::to_string(n) + ") of mesh " + mesh.shape_string() +
                      ": attention cannot be head-sharded evenly, so the planner keeps its heads whole (its projections replicated or "
                      "split on another dim); " + fixes(heads, "heads"),
@@ -1262,7 +1274,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
                                      "(Megatron accepts tp % kv_heads == 0; ColossalAI requires kv_heads % tp == 0); this costs "
                                      "their compute and memory on every device"
                                    : "neither divides the other: the KV projections are replicated";
-            diag("divisibility-kv-heads", "warning",
+            diag("divisibility-kv-heads", "warning", "",
                  std::to_string(kv) + " key/value heads do not divide the " + axis + " (" + std::to_string(n) + ") of mesh " +
                      mesh.shape_string() + ": " + what + "; alternatively cap tensor parallelism at " + std::to_string(kv) +
                      " and use the remaining devices for data or sequence parallelism",
@@ -1289,8 +1301,8 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
           const bool column = d < wl.size() && eq.find(wl[d], arrow) != std::string::npos;
           const std::string layouts = std::string(column ? "column" : "row") + "-parallel layout (" + (column ? "output" : "input") + " " +
                                       (conv ? "channels" : "features") + " split)";
-          diag(conv ? "divisibility-channels" : "divisibility-features", "warning",
-               module_pattern(model.parameters[param].name) + " " + (conv ? "channels" : "features") + " " + std::to_string(shape[d]) + " (of " +
+          diag(conv ? "divisibility-channels" : "divisibility-features", "warning", module_pattern(model.parameters[param].name),
+               kWho + " " + (conv ? "channels" : "features") + " " + std::to_string(shape[d]) + " (of " +
                    std::to_string(shape[0]) + " x " + std::to_string(shape[1]) + ") do not divide the " + axis + " (" + std::to_string(n) +
                    ") of mesh " + mesh.shape_string() + ": its " + layouts + " is impossible, so the planner splits it on the other dim or keeps it replicated; " +
                    fixes(shape[d], conv ? "channels" : "features"),
@@ -1301,17 +1313,24 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         int w = op.inputs[1];
         const auto& shape = flow.tensors[w].shape;
         if (shape.size() == 2 && shape[0] % n != 0 && shape[0] >= 1000 && flow.tensors[w].parameter >= 0)
-          diag("divisibility-vocab", "warning",
+          diag("divisibility-vocab", "warning", "",
                "vocabulary " + std::to_string(shape[0]) + " does not divide the " + axis + " (" + std::to_string(n) + ") of mesh " +
                    mesh.shape_string() + ": the embedding cannot be vocab-parallel (nor an LM head tied to it column-parallel on the vocabulary), "
                    "so the planner shards it on the hidden dim or keeps it replicated; " + fixes(shape[0], "vocabulary"),
                locate({"vocab"}, shape[0], model.parameters[flow.tensors[w].parameter].span));
       }
       if (op.kind == OpKind::Experts && op.sizes[0] % n != 0)
-        diag("divisibility-experts", "information",
+        diag("divisibility-experts", "information", "",
              std::to_string(op.sizes[0]) + " experts do not divide the " + axis + " (" + std::to_string(n) + ") of mesh " + mesh.shape_string() +
                  ": expert parallelism is not possible; experts are tensor-parallel inside or replicated",
              locate({"expert"}, op.sizes[0], model.modules[op.module].span));
+    }
+    for (auto& [key, one] : said) {
+      const size_t more = one.others.size();
+      std::string who = one.who + (more ? " and " + std::to_string(more) + " more module" + (more > 1 ? "s" : "") + " like it" : "");
+      std::string& message = result.diagnostics[one.at].message;
+      message = one.message;
+      if (size_t at = message.find(kWho); at != std::string::npos) message.replace(at, kWho.size(), who);
     }
   }
   tag_mesh();

@@ -2,6 +2,7 @@
 // mesh (1, 8) on Wormhole, unless a test says otherwise.
 #include <catch2/catch.hpp>
 
+#include "plan/model_kind.h"
 #include "plan_helpers.h"
 #include "python/value_locator.h"
 #include "test_helpers.h"
@@ -287,4 +288,79 @@ TEST_CASE("Strategy tensor with heads that do not divide the axis: the FFN pairs
   bool diagnosed = false;
   for (auto& d : p.result.diagnostics) diagnosed |= d.code == "divisibility-heads";
   CHECK(diagnosed);
+}
+
+// The model's kind sets the default workload. A stack is a module with attention inside: BERT's
+// MLM head names its output Linear `decoder`, which does not make BERT an encoder-decoder; and a
+// causal LM's backbone without its head (GPT2Model) still generates.
+TEST_CASE("Model kind: a head named decoder is no decoder stack; a causal backbone without its head is a decoder LM", "[plan][kind]") {
+  const std::string common = R"(
+import torch
+import torch.nn as nn
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(64, 4, batch_first=True)
+        self.fc = nn.Linear(64, 64)
+    def forward(self, x):
+        a, _ = self.attn(x, x, x)
+        return x + self.fc(a)
+
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.ModuleList([Layer() for _ in range(2)])
+    def forward(self, x):
+        for l in self.layer:
+            x = l(x)
+        return x
+)";
+  const std::string bert = common + R"(
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.transform = nn.Linear(64, 64)
+        self.decoder = nn.Linear(64, 3000)
+    def forward(self, x):
+        return self.decoder(self.transform(x))
+
+class BertForMaskedLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embeddings = nn.Embedding(3000, 64)
+        self.position_embeddings = nn.Embedding(128, 64)
+        self.encoder = Stack()
+        self.cls = Head()
+    def forward(self, input_ids):
+        return self.cls(self.encoder(self.embeddings(input_ids)))
+
+model = BertForMaskedLM()
+)";
+  const std::string gpt_base = common + R"(
+class GPT2Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(3000, 64)
+        self.wpe = nn.Embedding(256, 64)
+        self.h = Stack()
+    def forward(self, input_ids):
+        return self.h(self.wte(input_ids))
+
+model = GPT2Model()
+)";
+  python::TraceWorkload w;
+  w.tokens = 16;
+  auto b = traced(bert, w);
+  REQUIRE(b.ok);
+  auto kb = plan::default_workload(b.model);
+  CHECK(kb.kind == plan::ModelKind::TextEncoder);
+  CHECK(kb.phase == plan::Phase::Prefill);
+  CHECK(kb.seq == 128);
+  auto g = traced(gpt_base, w);
+  REQUIRE(g.ok);
+  auto kg = plan::default_workload(g.model);
+  CHECK(kg.kind == plan::ModelKind::DecoderLM);
+  CHECK(kg.phase == plan::Phase::Decode);
+  CHECK(kg.seq == 256);
 }
