@@ -94,6 +94,7 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
     else if (!list.is_array()) problems.push_back("shardlens.inputs must be a list of NAME=SHAPE[:DTYPE] strings, not " + it->dump());
   }
   text("phase", phase, session::choice_names(session::PlanChoice::Phase));
+  if (auto it = object.find("phase"); it != object.end() && it->is_string() && it->get<std::string>() == phase) phase_set = true;
   text("dtype", dtype, session::choice_names(session::PlanChoice::Dtype));
   // A built-in chip or a hardware profile's path (`shardlens calibrate`), read now so that a bad one is said.
   if (auto it = object.find("hardware"); it != object.end() && !it->is_null()) {

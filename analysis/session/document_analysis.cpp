@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "plan/model_kind.h"
 #include "session/script_pipeline.h"
 #include "torch/exact_ir.h"
 #include "torch/graph_client.h"
@@ -220,6 +221,10 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
       return done();
     }
   a->options = settings.plan_options();
+  if (!settings.phase_set && kind_workload_) {
+    a->options.workload.phase = kind_workload_->phase;
+    a->options.workload.seq = kind_workload_->seq;
+  }
   python::ExtractOptions extract;
   extract.model_expression = settings.model;
   {
@@ -244,6 +249,26 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
   auto result = extractor_->extract(extract);
   a->extraction = extractor_->last_extraction();
   retired_.push_back(std::move(result.retired));
+  if (!settings.phase_set && result.ok && !result.unchanged) {
+    // No phase set: the model's kind chooses the workload, as `shardlens plan` assumes it; traced
+    // again when its tokens differ from those just traced (once per change of kind).
+    const plan::DefaultWorkload kind = plan::default_workload(result.model);
+    const KindWorkload want{kind.phase, settings.seq_set ? settings.seq : kind.seq};
+    kind_workload_ = want;
+    if (want.phase != a->options.workload.phase || want.seq != a->options.workload.seq) {
+      a->options.workload.phase = want.phase;
+      a->options.workload.seq = want.seq;
+      const int64_t tokens = a->options.workload.tokens_per_forward();
+      if (tokens != extract.workload.tokens || want.seq != extract.workload.context) {
+        extract.workload.tokens = tokens;
+        extract.workload.context = want.seq;
+        extract.reuse_unchanged = false;
+        result = extractor_->extract(extract);
+        a->extraction = extractor_->last_extraction();
+        retired_.push_back(std::move(result.retired));
+      }
+    }
+  }
   // A fresh TorchScript export of this script, when the user asked for it: the exact graph wins
   // over the static front end (shardlens-graph runs as a confined child process; its answers are
   // cached by content).

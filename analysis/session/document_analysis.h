@@ -131,6 +131,14 @@ class DocumentAnalyzer {
   static constexpr size_t kRecentAnalyses = 2;
   void remember(const std::shared_ptr<const DocumentAnalysis>& next);
   std::vector<std::shared_ptr<const void>> retired_;  // what the last analysis replaced (drop_retired)
+  // The workload the model's kind chose at the last analysis (no phase set): the next edit traces
+  // with it straight away, and traces again only if the kind's choice changes.
+  struct KindWorkload {
+    plan::Phase phase;
+    int64_t seq;
+    bool operator==(const KindWorkload&) const = default;
+  };
+  std::optional<KindWorkload> kind_workload_;
 };
 
 

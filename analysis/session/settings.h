@@ -37,6 +37,9 @@ struct Settings {
   int64_t memory_budget_mib = static_cast<int64_t>(python::Interpreter::kDefaultMemoryBudgetMiB);
   // Whether `seq` was set: else the model's position tables may shorten it (fit_sequence_to_model).
   bool seq_set = false;
+  // Whether `phase` was set: else the model's kind chooses the workload, as `shardlens plan` does
+  // (plan::default_workload: one full forward of an encoder or a DiT, decode for a decoder).
+  bool phase_set = false;
   // Setting `inputs`: forward() inputs given explicitly, each "NAME=SHAPE[:DTYPE]" as `--input`
   // takes them (validated where the settings are read).
   std::vector<std::string> inputs;

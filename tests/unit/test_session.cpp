@@ -94,3 +94,40 @@ TEST_CASE("session: the memoryBudgetMiB setting bounds a document's analysis", "
   for (auto& u : a->model().unresolved) named |= u.reason.find("memory budget of 16 MiB") != std::string::npos;
   CHECK(named);
 }
+
+// As `shardlens plan` does with no --phase: an encoder plans one full forward of its natural
+// length (no KV cache), a decoder LM decode; a phase the user set wins.
+TEST_CASE("session: with no phase set, the model's kind chooses the workload (an encoder: one forward of its length)",
+          "[session]") {
+  const std::string bert = test::read_text(std::string(SHARDLENS_SOURCE_DIR) + "/tests/models/hf_bert.py");
+  {
+    DocumentAnalyzer analyzer;
+    Settings settings;
+    auto a = analyzer.analyze(1, "bert.py", bert, {}, true, settings);
+    REQUIRE(a->plan.ok);
+    CHECK(a->options.workload.phase == plan::Phase::Prefill);
+    CHECK(a->options.workload.seq == 512);  // BERT's position table, not the 2048 default
+    for (const auto& m : a->plan.meshes) CHECK(m.totals.kv_cache_bytes_per_device == 0);
+    // The next edit traces with that workload straight away, and keeps it.
+    const std::string more = bert + "\n# edited\nx = 1\n";
+    auto b = analyzer.analyze(2, "bert.py", more, {}, true, settings);
+    REQUIRE(b->plan.ok);
+    CHECK(b->options.workload.phase == plan::Phase::Prefill);
+    CHECK(b->options.workload.seq == 512);
+  }
+  {
+    DocumentAnalyzer analyzer;
+    Settings settings;
+    settings.phase = "decode";
+    settings.phase_set = true;
+    auto a = analyzer.analyze(1, "bert.py", bert, {}, true, settings);
+    REQUIRE(a->plan.ok);
+    CHECK(a->options.workload.phase == plan::Phase::Decode);
+  }
+  {
+    DocumentAnalyzer analyzer;
+    auto a = analyzer.analyze(1, "gpt.py", test::fixture("gpt.py"), {}, true, Settings{});
+    REQUIRE(a->plan.ok);
+    CHECK(a->options.workload.phase == plan::Phase::Decode);
+  }
+}
