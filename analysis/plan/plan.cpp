@@ -1327,7 +1327,11 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     }
     for (auto& [key, one] : said) {
       const size_t more = one.others.size();
-      std::string who = one.who + (more ? " and " + std::to_string(more) + " more module" + (more > 1 ? "s" : "") + " like it" : "");
+      std::string who = one.who;
+      if (more > 0 && more <= 2)
+        for (const std::string& other : one.others) who += ", " + other;
+      else if (more > 2)
+        who += ", " + *one.others.begin() + " and " + std::to_string(more - 1) + " more modules like them";
       std::string& message = result.diagnostics[one.at].message;
       message = one.message;
       if (size_t at = message.find(kWho); at != std::string::npos) message.replace(at, kWho.size(), who);

@@ -1299,9 +1299,22 @@ std::vector<Strat> strategies(const Prepared& prep, int index, const Context& ct
       }
       break;
     }
-    case OpKind::Create:
+    case OpKind::Create: {
       add(all(nin, Spec::R()), all(nout, Spec::R()), 0, false, "replicated");
+      // empty_like(x) and its kin read only x's shape: each device makes its own block of a
+      // tensor laid out as x is (diffusers' rotary fills one so), with no collective.
+      if (nin >= 1 && nout == 1 && rank(op.inputs[0]) == rank(op.outputs[0])) {
+        std::vector<Spec> in = all(nin, Spec::R());
+        in[0] = Spec::P();
+        add(in, {Spec::R()}, 0, false, "replicated");
+        for (int d = 0; d < rank(op.outputs[0]); ++d) {
+          if (!divisible(prep, op.outputs[0], d, ctx)) continue;
+          in[0] = Spec::S(d);
+          add(in, {Spec::S(d)}, 0, true, "sharded");
+        }
+      }
       break;
+    }
     default:
       add(all(nin, Spec::R()), all(nout, Spec::R()), elem_flops, false, "replicated");
       break;

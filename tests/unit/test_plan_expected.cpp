@@ -364,3 +364,68 @@ model = GPT2Model()
   CHECK(kg.phase == plan::Phase::Decode);
   CHECK(kg.seq == 256);
 }
+
+// diffusers' rotary fills torch.empty_like(q) through strided slices: empty_like reads only q's
+// shape, so each device makes its block as q is laid out; heads stay split through it (Megatron:
+// q/k/v column, out row, one all-reduce per block; no gather at empty_like).
+TEST_CASE("empty_like reads only a shape: heads stay split through a rotary that fills one", "[plan]") {
+  const std::string text = R"(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+def apply_rotary_emb(x, cos, sin):
+    x1, x2 = x.unflatten(-1, (-1, 2)).unbind(-1)
+    out = torch.empty_like(x)
+    out[..., 0::2] = x1 * cos[..., 0::2] - x2 * sin[..., 1::2]
+    out[..., 1::2] = x1 * sin[..., 1::2] + x2 * cos[..., 0::2]
+    return out.type_as(x)
+
+class Attention(nn.Module):
+    def __init__(self, dim=1024, heads=16):
+        super().__init__()
+        self.heads = heads
+        self.to_q = nn.Linear(dim, dim)
+        self.to_k = nn.Linear(dim, dim)
+        self.to_v = nn.Linear(dim, dim)
+        self.to_out = nn.Linear(dim, dim)
+
+    def forward(self, x, cos, sin):
+        b, n, _ = x.shape
+        q = self.to_q(x).unflatten(2, (self.heads, -1))
+        k = self.to_k(x).unflatten(2, (self.heads, -1))
+        v = self.to_v(x).unflatten(2, (self.heads, -1))
+        q = apply_rotary_emb(q, cos, sin)
+        k = apply_rotary_emb(k, cos, sin)
+        o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+        return self.to_out(o.transpose(1, 2).flatten(2, 3))
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = Attention()
+
+    def forward(self, x):
+        n = x.shape[1]
+        cos = torch.ones(1, n, 1, 64)
+        sin = torch.zeros(1, n, 1, 64)
+        return x + self.attn(x, cos, sin)
+
+model = Net()
+)";
+  plan::PlanOptions o;
+  o.workload.phase = plan::Phase::Prefill;
+  o.workload.seq = 256;
+  o.strategy = plan::StrategyMode::Tensor;
+  o.meshes = {mesh("1x8")};
+  auto p = plan_script(text, o);
+  REQUIRE(p.result.ok);
+  const auto& m = p.result.meshes.at(0);
+  int all_reduce = 0;
+  for (const auto& c : m.collectives) {
+    INFO(c.at << ": " << c.why);
+    CHECK(c.kind != plan::Ccl::AllGather);
+    if (c.kind == plan::Ccl::AllReduce) all_reduce += c.count;
+  }
+  CHECK(all_reduce == 1);
+}
