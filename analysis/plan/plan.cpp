@@ -346,8 +346,10 @@ class MeshPlanner {
             for (size_t d = 0; d < roles.size() && !own; ++d)
               if (roles[d] == Role::Heads) own = flow.tensors[cop.outputs[0]].shape[d];
           }
+          // (a q/k norm over the projection's features too: Wan, Qwen3)
           if (cop.kind == OpKind::Reshape || cop.kind == OpKind::Permute || cop.kind == OpKind::Split || cop.kind == OpKind::Scale ||
-              cop.kind == OpKind::Add || cop.kind == OpKind::Mul || cop.kind == OpKind::Concat || cop.kind == OpKind::Repeat)
+              cop.kind == OpKind::Add || cop.kind == OpKind::Mul || cop.kind == OpKind::Concat || cop.kind == OpKind::Repeat ||
+              cop.kind == OpKind::Norm)
             frontier.insert(frontier.end(), cop.outputs.begin(), cop.outputs.end());
         }
       }
@@ -396,8 +398,11 @@ class MeshPlanner {
       // is on it; otherwise by role: a conv front end's channels are the stream's features as the
       // hidden dim is a token embedding's.
       const int core_before = attention_before(op.inputs[0]);  // merged heads: what a row layer reads
-      const bool reads_stream = stream_known ? prep_.residual_stream[static_cast<size_t>(op.inputs[0])] != 0
-                                             : stream_feature(contracted) && core_before < 0;
+      // A projection into an attention's heads from elsewhere (cross-attention's keys and values
+      // from a text encoder's states) is column-parallel like q.
+      const bool reads_stream = (stream_known ? prep_.residual_stream[static_cast<size_t>(op.inputs[0])] != 0
+                                              : stream_feature(contracted) && core_before < 0) ||
+                                (core_before < 0 && !op.outputs.empty() && heads_after(op.outputs[0]) > 0);
       const int dim = reads_stream ? column : row;
       if (dim < 0 || w.shape[static_cast<size_t>(dim)] % n != 0) continue;
       // Attention's projections split by heads: where the heads do not divide the axis, a split of

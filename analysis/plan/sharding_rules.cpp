@@ -88,23 +88,11 @@ void assign_roles(Prepared& p) {
         if (!p.hidden_size) p.hidden_size = w[1];
       }
     }
-  for (int in : flow.inputs) {
-    auto& t = flow.tensors[in];
-    auto r = p.roles[in];
-    if (r.empty()) continue;
-    r[0] = Role::Batch;
-    bool ids = t.dtype.rfind("int", 0) == 0;
-    if (ids && r.size() >= 2) r[1] = Role::Seq;
-    else if (r.size() == 3 && !p.hidden_size) { r[1] = Role::Seq; r[2] = Role::Hidden; p.hidden_size = t.shape[2]; }
-    else if (r.size() >= 3) {
-      // [B, C, ...spatial] for convs; [B, S, H] for features.
-      r[1] = Role::Channels;
-      for (size_t i = 2; i < r.size(); ++i) r[i] = Role::Spatial;
-    }
-  }
   if (!p.hidden_size) {
-    // No token embedding (a ViT's or Whisper's conv front end): the stream's width is the one most
-    // linear layers read (q, k, v, o and up read it; only down reads the FFN's).
+    // No token embedding (a ViT's or Whisper's conv front end, a DiT's patches): the stream's width
+    // is the one most linear layers read (q, k, v, o and up read it; only down reads the FFN's).
+    // Before the inputs: a conditioning input (a DiT's text embeddings, 4096 wide against its
+    // 5120) is not the stream.
     std::map<int64_t, int> reads;
     for (auto& op : flow.ops)
       if (op.kind == OpKind::Contract && op.inputs.size() >= 2 && !op.is_convolution()) {
@@ -114,6 +102,30 @@ void assign_roles(Prepared& p) {
     int most = 0;
     for (auto& [width, n] : reads)
       if (n > most) most = n, p.hidden_size = width;
+  }
+  // Whether a convolution is the first op to read tensor t ([B, C, L] audio features, not tokens).
+  auto read_by_conv = [&](int t) {
+    for (const auto& op : flow.ops)
+      if (std::find(op.inputs.begin(), op.inputs.end(), t) != op.inputs.end()) return op.is_convolution();
+    return false;
+  };
+  for (int in : flow.inputs) {
+    auto& t = flow.tensors[in];
+    auto r = p.roles[in];
+    if (r.empty()) continue;
+    r[0] = Role::Batch;
+    bool ids = t.dtype.rfind("int", 0) == 0;
+    if (ids && r.size() >= 2) r[1] = Role::Seq;
+    else if (r.size() == 3 && (!p.hidden_size || t.shape[2] == p.hidden_size)) { r[1] = Role::Seq; r[2] = Role::Hidden; p.hidden_size = t.shape[2]; }
+    else if (r.size() == 3 && !read_by_conv(in)) {
+      // Features of another width ([B, S, F]: a DiT's text embeddings for cross-attention).
+      r[1] = Role::Seq;
+      r[2] = Role::Other;
+    } else if (r.size() >= 3) {
+      // [B, C, ...spatial] for convs; [B, S, H] for features.
+      r[1] = Role::Channels;
+      for (size_t i = 2; i < r.size(); ++i) r[i] = Role::Spatial;
+    }
   }
   auto feature_role = [&](int64_t size) {
     if (size == p.hidden_size) return Role::Hidden;
@@ -291,6 +303,21 @@ void mark_residual_stream(Prepared& p) {
     return !r.empty() && stream_feature(r.back());
   };
   auto activation = [&](int t) { return !is_free(flow, t) && hidden_last(t); };
+  // A projection's output (through casts): a norm over it is a q/k norm (Wan, Qwen3, OLMo) or an
+  // MLA low-rank norm, not a norm of the stream; the stream's norms read a residual sum or an
+  // embedding (a first block fed by a patch embedding is reached back from its residual add).
+  auto projected = [&](int t) {
+    for (int hops = 0; hops < 4; ++hops) {
+      const int pr = producer[static_cast<size_t>(t)];
+      if (pr < 0) return false;
+      const auto& op = flow.ops[static_cast<size_t>(pr)];
+      if (op.kind == OpKind::Contract)
+        return op.inputs.size() >= 2 && flow.tensors[static_cast<size_t>(op.inputs[1])].parameter >= 0;
+      if ((op.kind != OpKind::Unary && op.kind != OpKind::Scale) || op.inputs.empty() || !same_shape(op.inputs[0], t)) return false;
+      t = op.inputs[0];
+    }
+    return false;
+  };
   bool any = false;
   for (const auto& op : flow.ops) {
     if (op.inputs.empty() || op.outputs.empty()) continue;
@@ -310,7 +337,7 @@ void mark_residual_stream(Prepared& p) {
         seed = prev.inputs[0];
       }
     }
-    if (seed >= 0 && activation(seed)) on[static_cast<size_t>(seed)] = any = true;
+    if (seed >= 0 && activation(seed) && !projected(seed)) on[static_cast<size_t>(seed)] = any = true;
   }
   if (!any) return;
   auto elementwise = [](OpKind k) { return k == OpKind::Add || k == OpKind::Mul || k == OpKind::Scale; };

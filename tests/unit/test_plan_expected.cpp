@@ -429,3 +429,86 @@ model = Net()
   }
   CHECK(all_reduce == 1);
 }
+
+// A q/k norm over the whole projection (Wan, Qwen3, OLMo: RMSNorm(to_q(x)) across all heads) is
+// no norm of the residual stream: with heads split it exchanges statistics (tt-xla's Wan DiT: per
+// block 3 big all-reduces + 4 small statistics all-reduces), and the conditioning input (text
+// embeddings narrower than the stream) does not set the stream's width.
+TEST_CASE("Megatron through q/k norms: statistics all-reduces, not a replicated attention", "[plan]") {
+  const std::string text = R"(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads, kv_dim=None):
+        super().__init__()
+        self.heads = heads
+        self.to_q = nn.Linear(dim, dim)
+        self.to_k = nn.Linear(kv_dim or dim, dim)
+        self.to_v = nn.Linear(kv_dim or dim, dim)
+        self.norm_q = nn.RMSNorm(dim)
+        self.norm_k = nn.RMSNorm(dim)
+        self.to_out = nn.Linear(dim, dim)
+
+    def forward(self, x, context=None):
+        c = x if context is None else context
+        q = self.norm_q(self.to_q(x)).unflatten(2, (self.heads, -1)).transpose(1, 2)
+        k = self.norm_k(self.to_k(c)).unflatten(2, (self.heads, -1)).transpose(1, 2)
+        v = self.to_v(c).unflatten(2, (self.heads, -1)).transpose(1, 2)
+        o = F.scaled_dot_product_attention(q, k, v)
+        return self.to_out(o.transpose(1, 2).flatten(2, 3))
+
+class Block(nn.Module):
+    def __init__(self, dim=1024, heads=16, text_dim=768):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attn1 = Attention(dim, heads)
+        self.norm2 = nn.LayerNorm(dim)
+        self.attn2 = Attention(dim, heads, kv_dim=text_dim)
+        self.norm3 = nn.LayerNorm(dim)
+        self.up = nn.Linear(dim, 4 * dim)
+        self.down = nn.Linear(4 * dim, dim)
+
+    def forward(self, hidden_states, encoder_hidden_states):
+        x = hidden_states
+        x = x + self.attn1(self.norm1(x))
+        x = x + self.attn2(self.norm2(x), encoder_hidden_states)
+        return x + self.down(F.gelu(self.up(self.norm3(x))))
+
+model = Block()
+)";
+  plan::PlanOptions o;
+  o.workload.phase = plan::Phase::Prefill;
+  o.strategy = plan::StrategyMode::Tensor;
+  o.meshes = {mesh("1x8")};
+  python::TraceWorkload w;
+  std::string error;
+  for (const char* given : {"hidden_states=1x512x1024", "encoder_hidden_states=1x512x768"}) {
+    auto input = python::parse_given_input(given, error);
+    REQUIRE(input);
+    w.inputs.push_back(*input);
+  }
+  auto r = traced(text, w);
+  REQUIRE(r.ok);
+  plan::Planner planner;
+  auto result = planner.plan(r.model, o);
+  REQUIRE(result.ok);
+  const auto& m = result.meshes.at(0);
+  int big = 0, statistics = 0;
+  for (const auto& c : m.collectives) {
+    INFO(c.at << ": " << c.why);
+    CHECK(c.kind != plan::Ccl::AllGather);
+    if (c.kind == plan::Ccl::AllReduce && c.why.find("statistics") != std::string::npos) statistics += c.count;
+    else if (c.kind == plan::Ccl::AllReduce && c.tensor.find("512, 1024") != std::string::npos) big += c.count;
+  }
+  CHECK(big == 3);         // attn1.to_out, attn2.to_out, down
+  CHECK(statistics == 4);  // norm_q and norm_k of both attentions
+  for (const auto& p : m.parameters) {
+    const std::string name(p.name), layout(p.layout);
+    INFO(name << " " << layout);
+    if (name.find("to_q.weight") != std::string::npos || name.find("to_k.weight") != std::string::npos || name.find("up.weight") != std::string::npos)
+      CHECK(layout == "column");
+    if (name.find("to_out.weight") != std::string::npos || name.find("down.weight") != std::string::npos) CHECK(layout == "row");
+  }
+}
