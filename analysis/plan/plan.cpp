@@ -327,13 +327,14 @@ class MeshPlanner {
     // elementwise ops only, so an FFN (which reaches the next layer through a weight) never gets there.
     auto heads_after = [&](int t) -> int64_t {
       std::vector<int> frontier{t};
-      std::set<int> seen;
+      std::vector<int> seen;  // few: a linear search beats a tree here (this runs per projection)
       int64_t own = 0;
       while (!frontier.empty() && seen.size() < 64) {
         const int at = frontier.back();
         frontier.pop_back();
         for (const int c : prep_.consumers(at)) {
-          if (!seen.insert(c).second) continue;
+          if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
+          seen.push_back(c);
           const auto& cop = flow.ops[static_cast<size_t>(c)];
           if (cop.kind == OpKind::Attention) return own ? own : heads_of(c);
           if (cop.kind == OpKind::Contract) {
@@ -350,7 +351,8 @@ class MeshPlanner {
           if (cop.kind == OpKind::Reshape || cop.kind == OpKind::Permute || cop.kind == OpKind::Split || cop.kind == OpKind::Scale ||
               cop.kind == OpKind::Add || cop.kind == OpKind::Mul || cop.kind == OpKind::Concat || cop.kind == OpKind::Repeat ||
               cop.kind == OpKind::Norm)
-            frontier.insert(frontier.end(), cop.outputs.begin(), cop.outputs.end());
+            for (const int o : cop.outputs)
+              if (!prep_.residual_stream[static_cast<size_t>(o)]) frontier.push_back(o);  // back on the stream: no head of its own
         }
       }
       return 0;
