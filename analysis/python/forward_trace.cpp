@@ -1498,6 +1498,12 @@ std::string ForwardTracer::input_told_by(const ir::Op& op, std::vector<char>& re
       }
     }
     shape = {workload_.batch, tokens};
+    if (!packed_lengths_.empty()) {
+      // Packed: every sequence's ids one after another, their lengths in the list beside them.
+      shape = {workload_.batch * tokens};
+      told += ", packed: " + std::to_string(workload_.batch) + " sequence(s) of " + std::to_string(tokens) + " in one flat tensor, lengths in " +
+              packed_lengths_;
+    }
     dtype = "int64";
     return told;
   }
@@ -1597,6 +1603,16 @@ void ForwardTracer::run(const std::shared_ptr<InstanceObj>& root, std::vector<Pl
     else
       args.positional.push_back(Value::object(p.tensor));
   }
+  if (!packed_lengths_.empty()) {
+    // One length per sequence: the flat token ids shared out (before they are sized: the workload's).
+    int64_t per_sequence = std::max<int64_t>(1, workload_.tokens / std::max<int64_t>(1, workload_.batch));
+    for (auto& p : inputs)
+      if (p.tensor && p.tensor->shape && p.tensor->shape->size() == 1 && p.tensor->dtype.rfind("int", 0) == 0)
+        per_sequence = std::max<int64_t>(1, (*p.tensor->shape)[0] / std::max<int64_t>(1, workload_.batch));
+    auto lengths = std::make_shared<ListObj>();
+    for (int64_t b = 0; b < workload_.batch; ++b) lengths->items.push_back(Value::integer(per_sequence));
+    args.keywords.emplace_back(packed_lengths_, Value::object(lengths));
+  }
   module_stack_ = {0};
   Value out = module_call(interp_, Value::object(root), args, root->module ? root->module->span : ir::Span{});
   std::vector<Value> outs;
@@ -1605,6 +1621,13 @@ void ForwardTracer::run(const std::shared_ptr<InstanceObj>& root, std::vector<Pl
 }
 
 namespace {
+
+// A parameter that gives the lengths of sequences packed into one flat tensor of token ids
+// (mistral-inference's `seqlens: List[int]`; xformers' BlockDiagonalMask.from_seqlens takes the same).
+bool packed_lengths_name(const std::string& name) {
+  static const std::set<std::string> names = {"seqlens", "seq_lens", "seqlen_list", "sequence_lengths"};
+  return names.count(name) > 0;
+}
 
 // Names that Hugging Face, diffusers and most model code give a forward()'s main tensor inputs. An
 // optional parameter (default None) with one of these names is an input: `forward(self,
@@ -1767,8 +1790,14 @@ void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const T
     return;
   }
   std::vector<Placeholder> inputs;
-  for (auto& name : forward_inputs(*fn, with_index_inputs_))
+  packed_lengths_.clear();
+  for (auto& name : forward_inputs(*fn, with_index_inputs_)) {
+    if (packed_lengths_name(name.first)) {
+      packed_lengths_ = name.first;  // a list of ints, not a tensor (run() passes it by name)
+      continue;
+    }
     inputs.push_back({name.first, interp_.new_tensor(std::nullopt, {}), -1, name.second});
+  }
   find_position_tables();
   max_tokens_seen_ = 0;
   // Inputs given by name (--input): any parameter of forward(), chosen or not; a name forward()

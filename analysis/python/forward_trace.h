@@ -149,6 +149,9 @@ class ForwardTracer {
   // (`with_index_inputs`: position indices too).
   static std::vector<std::pair<std::string, bool>> forward_inputs(const FunctionObj& forward, bool with_index_inputs);
   bool with_index_inputs_ = false;
+  // forward()'s packed-sequence lengths parameter (mistral-inference's `seqlens: List[int]` beside
+  // token ids flattened over the batch), "" when none: given as a list, one length per sequence.
+  std::string packed_lengths_;
   void trace_once(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload);
   int id_of(const std::shared_ptr<TensorObj>& t);
   int new_version(const std::shared_ptr<TensorObj>& t);

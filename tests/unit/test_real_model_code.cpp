@@ -390,3 +390,37 @@ model = Block()
   REQUIRE(flow.outputs.size() >= 1);
   CHECK(flow.tensors[flow.outputs[0]].shape.back() == 64);
 }
+
+TEST_CASE("Packed sequences: token ids flat over the batch, their lengths in a seqlens list (mistral-inference)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+from typing import List
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok_embeddings = nn.Embedding(1000, 64)
+        self.pos = nn.Embedding(4096, 64)
+        self.out = nn.Linear(64, 1000)
+
+    def forward(self, input_ids: torch.Tensor, seqlens: List[int]):
+        (num_toks,) = input_ids.shape
+        assert sum(seqlens) == num_toks, (sum(seqlens), num_toks)
+        positions = torch.cat([torch.arange(0, s) for s in seqlens])
+        return self.out(self.tok_embeddings(input_ids) + self.pos(positions))
+
+model = M()
+)";
+  python::TraceWorkload workload;
+  workload.tokens = 32;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  REQUIRE(flow.inputs.size() == 1);  // the lengths are a list, not a tensor input
+  CHECK(flow.tensors[flow.inputs[0]].shape == std::vector<int64_t>{32});
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{32, 1000});
+}
