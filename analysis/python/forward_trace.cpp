@@ -134,7 +134,8 @@ const std::set<std::string> kCreateNames = {"zeros_like", "ones_like", "empty_li
                                             "tensor", "as_tensor", "linspace", "new_zeros", "new_ones", "new_empty",
                                             "new_full", "new_tensor", "eye", "tril_indices", "triu_indices", "polar",
                                             "outer", "randint"};
-const std::set<std::string> kReshapeNames = {"view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze"};
+const std::set<std::string> kReshapeNames = {"view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "view_as_complex",
+                                              "view_as_real"};
 const std::set<std::string> kSpatialNames = {"interpolate", "upsample", "pad", "avg_pool1d", "avg_pool2d",
                                              "max_pool1d", "max_pool2d", "adaptive_avg_pool1d",
                                              "adaptive_avg_pool2d", "pixel_shuffle", "pixel_unshuffle"};

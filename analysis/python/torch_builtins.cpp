@@ -1124,6 +1124,40 @@ void install_torch(Interpreter& in) {
     });
   }
 
+  // Complex views (Meta's Llama reference, DeepSeek-V3 and mistral-inference apply rotary
+  // embeddings so): pairs of the last dim as complex numbers, and back.
+  in.define_method("tensor", "view_as_complex", [](Interpreter& in, const Value& self, Args&, const ir::Span& site) -> Value {
+    const TensorObj& t = *self.as<TensorObj>();
+    if (!t.shape) return tensor_like(in, t, std::nullopt, site);
+    if (t.shape->empty() || t.shape->back() != 2) return in.raise("RuntimeError", "Tensor must have a last dimension of size 2", site);
+    Value r = tensor_like(in, t, std::vector<int64_t>(t.shape->begin(), t.shape->end() - 1), site);
+    r.as<TensorObj>()->dtype = t.dtype == "float64" ? "complex128" : "complex64";
+    return r;
+  });
+  in.define_method("tensor", "view_as_real", [](Interpreter& in, const Value& self, Args&, const ir::Span& site) -> Value {
+    const TensorObj& t = *self.as<TensorObj>();
+    if (!t.shape) return tensor_like(in, t, std::nullopt, site);
+    std::vector<int64_t> shape = *t.shape;
+    shape.push_back(2);
+    Value r = tensor_like(in, t, shape, site);
+    r.as<TensorObj>()->dtype = t.dtype == "complex128" ? "float64" : "float32";
+    return r;
+  });
+  in.define_native("torch.polar", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    auto* magnitude = a.positional.size() >= 2 ? a.positional[0].as<TensorObj>() : nullptr;
+    auto* angle = a.positional.size() >= 2 ? a.positional[1].as<TensorObj>() : nullptr;
+    if (!magnitude || !angle) return in.raise("TypeError", "polar() takes two tensors", site);
+    std::optional<std::vector<int64_t>> shape;
+    if (magnitude->shape && angle->shape) {
+      shape = broadcast(*magnitude->shape, *angle->shape);
+      if (!shape) return in.raise("RuntimeError", "shapes cannot be broadcast", site);
+    }
+    Value r = tensor_like(in, *magnitude, shape, site);
+    r.as<TensorObj>()->dtype = magnitude->dtype == "float64" ? "complex128" : "complex64";
+    r.as<TensorObj>()->values.reset();
+    return r;
+  });
+
   // Tensor methods and attributes.
   in.define_method("tensor", "__getitem__", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
     return tensor_index(in, *self.as<TensorObj>(), a.positional.empty() ? Value() : a.positional[0], site);

@@ -424,3 +424,53 @@ model = M()
   REQUIRE(flow.outputs.size() == 1);
   CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{32, 1000});
 }
+
+TEST_CASE("Complex rotary embeddings: torch.polar, view_as_complex and view_as_real (Meta's Llama, DeepSeek-V3)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+def precompute_freqs_cis(dim, end, theta=10000.0):
+    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+    t = torch.arange(end, device=freqs.device)
+    freqs = torch.outer(t, freqs).float()
+    return torch.polar(torch.ones_like(freqs), freqs)
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wq = nn.Linear(64, 64)
+        self._f = None
+
+    @property
+    def freqs_cis(self):
+        if self._f is None:
+            self._f = precompute_freqs_cis(16, 1024)
+        return self._f
+
+    def forward(self, x):
+        q = self.wq(x).view(x.shape[0], x.shape[1], 4, 16)
+        f = self.freqs_cis[: x.shape[1]]
+        q_ = torch.view_as_complex(q.float().reshape(*q.shape[:-1], -1, 2))
+        out = torch.view_as_real(q_ * f[:, None, :]).flatten(-2)
+        return out.type_as(q)
+
+model = M()
+)";
+  python::TraceWorkload workload;
+  workload.tokens = 32;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  for (auto& op : flow.ops) {
+    INFO(op.name << ": " << op.detail);
+    CHECK(op.kind != ir::OpKind::Unknown);
+  }
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 32, 4, 16});
+  // A last dim that is not 2 is PyTorch's RuntimeError, not a silent shape.
+  auto bad = test::traced("import torch\nz = torch.view_as_complex(torch.zeros(4, 3))\n", workload);
+  CHECK_FALSE(bad.model.unresolved.empty());
+}
