@@ -332,6 +332,17 @@ std::vector<char> find_passed_through(const Prepared& prep, int b) {
   return out;
 }
 
+// The next combination of one choice per list (row-major, the last list fastest) in `digit`;
+// false after the last one.
+template <typename Lists>
+bool next_combination(std::vector<size_t>& digit, const Lists& lists) {
+  for (size_t i = digit.size(); i-- > 0;) {
+    if (++digit[i] < lists[i].size()) return true;
+    digit[i] = 0;
+  }
+  return false;
+}
+
 // An entry's base: the same with every passed-through tensor replicated (derive_by_shift).
 std::vector<Spec> base_entry(const std::vector<char>& passed, const std::vector<Spec>& entry) {
   std::vector<Spec> base = entry;
@@ -926,17 +937,9 @@ void AxisSolver::presolve_entries(const Prepared& prep, int nb, const std::vecto
   std::vector<size_t> digit(options.size(), 0);
   std::vector<Spec> e(options.size());
   size_t missing = 0;
-  for (bool more = true; more;) {
+  for (bool more = true; more; more = next_combination(digit, options)) {
     for (size_t i = 0; i < options.size(); ++i) e[i] = options[i][digit[i]];
     if (!find_memo(entry_key(callee_key, e))) ++missing;
-    more = false;
-    for (size_t i = options.size(); i-- > 0;) {
-      if (++digit[i] < options[i].size()) {
-        more = true;
-        break;
-      }
-      digit[i] = 0;
-    }
   }
   if (missing < kPresolveEntriesFrom || missing * entry_work_[signature] < kPresolveWork) return;
   if (cancelled_ && cancelled_()) throw PlanCancelled();
@@ -1083,18 +1086,10 @@ std::optional<std::vector<AxisSolver::MemoEntry>> AxisSolver::eliminate_entries(
     // Every entry's result: no exits.
     std::vector<MemoEntry> out;
     std::vector<size_t> digit(entry_options.size(), 0);
-    for (bool more = true; more;) {
+    for (bool more = true; more; more = next_combination(digit, entry_options)) {
       MemoEntry r;
       for (size_t i = 0; i < entry_options.size(); ++i) r.entry.push_back(entry_options[i][digit[i]]);
       out.push_back(std::move(r));
-      more = false;
-      for (size_t i = entry_options.size(); i-- > 0;) {
-        if (++digit[i] < entry_options[i].size()) {
-          more = true;
-          break;
-        }
-        digit[i] = 0;
-      }
     }
     return out;
   };
@@ -1134,18 +1129,10 @@ std::optional<std::vector<AxisSolver::MemoEntry>> AxisSolver::eliminate_entries(
       {
         std::vector<size_t> d(free_at.size(), 0);
         bool any = std::all_of(free_opts.begin(), free_opts.end(), [](auto& o) { return !o.empty(); });
-        for (bool more = any; more;) {
+        for (bool more = any; more; more = next_combination(d, free_opts)) {
           std::vector<Spec> combo;
           for (size_t k = 0; k < free_at.size(); ++k) combo.push_back(free_opts[k][d[k]]);
           item.free_combos.push_back(std::move(combo));
-          more = false;
-          for (size_t k = free_at.size(); k-- > 0;) {
-            if (++d[k] < free_opts[k].size()) {
-              more = true;
-              break;
-            }
-            d[k] = 0;
-          }
         }
       }
       auto codes_of = [](const std::vector<Spec>& e) {
@@ -1161,7 +1148,7 @@ std::optional<std::vector<AxisSolver::MemoEntry>> AxisSolver::eliminate_entries(
         std::vector<size_t> d(ext_count, 0);
         bool any = std::all_of(arrive.begin(), arrive.end(), [](auto& a) { return !a.empty(); });
         std::vector<Spec> e(ext_count);
-        for (bool more = any; more;) {
+        for (bool more = any; more; more = next_combination(d, arrive)) {
           for (size_t i = 0; i < ext_count; ++i) e[i] = arrive[i][d[i]];
           int combo = 0;
           if (!free_at.empty()) {
@@ -1177,14 +1164,6 @@ std::optional<std::vector<AxisSolver::MemoEntry>> AxisSolver::eliminate_entries(
             bool known = false;
             for (const CallOption& o : item.calls) known = known || (o.combo == combo && o.out == ex.out);
             if (!known) item.calls.push_back({combo, ex.out});
-          }
-          more = false;
-          for (size_t i = ext_count; i-- > 0;) {
-            if (++d[i] < arrive[i].size()) {
-              more = true;
-              break;
-            }
-            d[i] = 0;
           }
         }
       }
@@ -1412,17 +1391,17 @@ std::optional<std::vector<AxisSolver::MemoEntry>> AxisSolver::eliminate_entries(
   // variables' combination, and for a base entry the callee entries its own layouts allow.
   std::vector<MemoEntry> out;
   std::vector<size_t> d(entry_options.size(), 0);
-  for (bool more = true; more;) {
+  for (bool more = true; more; more = next_combination(d, entry_options)) {
+    // An entry variable's options are its position's (numbered in position order): its value is d[i].
     std::vector<Spec> entry;
     std::vector<Spec> var_spec(var_options.size());
+    size_t combo = 0;
     for (size_t i = 0; i < entry_options.size(); ++i) {
       entry.push_back(entry_options[i][d[i]]);
-      if (entry_var_of[i] >= 0) var_spec[static_cast<size_t>(entry_var_of[i]) - m] = entry.back();
+      if (entry_var_of[i] < 0) continue;
+      var_spec[static_cast<size_t>(entry_var_of[i]) - m] = entry.back();
+      combo = combo * entry_options[i].size() + d[i];
     }
-    size_t combo = 0;
-    for (size_t v = 0; v < var_options.size(); ++v)
-      combo = combo * var_options[v].size() +
-              static_cast<size_t>(std::find(var_options[v].begin(), var_options[v].end(), var_spec[v]) - var_options[v].begin());
     MemoEntry r;
     r.entry = entry;
     r.exits = by_vars[combo].exits;
@@ -1439,14 +1418,6 @@ std::optional<std::vector<AxisSolver::MemoEntry>> AxisSolver::eliminate_entries(
         r.uses.push_back(std::move(use));
       }
     out.push_back(std::move(r));
-    more = false;
-    for (size_t i = entry_options.size(); i-- > 0;) {
-      if (++d[i] < entry_options[i].size()) {
-        more = true;
-        break;
-      }
-      d[i] = 0;
-    }
   }
   return out;
 }
