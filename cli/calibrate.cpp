@@ -7,6 +7,7 @@
 
 #include "calibrate/calibrate.h"
 #include "commands.h"
+#include "flags.h"
 #include "cli_ir.h"
 #include "session/script_pipeline.h"
 #include "plan/hardware_profile.h"
@@ -27,41 +28,27 @@ const char* kCalibrateUsage =
 
 int run_calibrate(const std::vector<std::string>& args) {
   std::string csv_path, output, base_name = "wormhole", name, format = "text";
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kCalibrateUsage, stdout);
-      return 0;
+  FlagReader flags("shardlens calibrate", kCalibrateUsage, args);
+  while (flags.next()) {
+    if (flags.format(format)) continue;
+    if (flags.is("-o") || flags.is("--output") || flags.is("--base") || flags.is("--name")) {
+      auto v = flags.value();
+      if (!v) break;
+      if (flags.is("--base")) base_name = *v;
+      else if (flags.is("--name")) name = *v;
+      else output = *v;
+    } else if (flags.option()) {
+      flags.unknown();
+    } else if (!csv_path.empty()) {
+      flags.fail("one measurements file, not '" + csv_path + "' and '" + flags.name() + "'");
+    } else {
+      csv_path = flags.name();
     }
-    if (a == "-o" || a == "--output" || a == "--base" || a == "--name" || a == "--format") {
-      if (i + 1 >= args.size()) {
-        std::fprintf(stderr, "shardlens calibrate: %s needs a value\n%s", a.c_str(), kCalibrateUsage);
-        return 2;
-      }
-      const std::string& v = args[++i];
-      if (a == "--base") base_name = v;
-      else if (a == "--name") name = v;
-      else if (a == "--format") format = v;
-      else output = v;
-      continue;
-    }
-    if (a.size() > 1 && a[0] == '-') {
-      std::fprintf(stderr, "shardlens calibrate: unknown option '%s'\n%s", a.c_str(), kCalibrateUsage);
-      return 2;
-    }
-    if (!csv_path.empty()) {
-      std::fprintf(stderr, "shardlens calibrate: one measurements file, not '%s' and '%s'\n", csv_path.c_str(), a.c_str());
-      return 2;
-    }
-    csv_path = a;
   }
+  if (auto code = flags.exit_code()) return *code;
   if (csv_path.empty() || output.empty()) {
     std::fprintf(stderr, "shardlens calibrate: %s\n%s", csv_path.empty() ? "no measurements file given" : "-o PROFILE.json is needed",
                  kCalibrateUsage);
-    return 2;
-  }
-  if (format != "text" && format != "json") {
-    std::fprintf(stderr, "shardlens calibrate: --format must be text or json, not '%s'\n", format.c_str());
     return 2;
   }
   std::string error;

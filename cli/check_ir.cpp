@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "flags.h"
 #include "cli_ir.h"
 #include "session/script_pipeline.h"
 #include "mlir/ir_check.h"
@@ -25,37 +26,20 @@ int run_check_ir(const std::vector<std::string>& args) {
   std::vector<std::string> inputs;
   std::string plan_path, format = "text";
   mlir::CheckOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string* {
-      if (i + 1 >= args.size()) return nullptr;
-      return &args[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      std::fputs(kCheckIrUsage, stdout);
-      return 0;
+  FlagReader flags("shardlens check-ir", kCheckIrUsage, args);
+  while (flags.next()) {
+    if (flags.format(format)) continue;
+    if (flags.is("--plan") || flags.is("--mesh")) {
+      auto v = flags.value();
+      if (!v) break;
+      (flags.is("--plan") ? plan_path : options.mesh) = *v;
+    } else if (flags.option()) {
+      flags.unknown();
+    } else {
+      inputs.push_back(flags.name());
     }
-    if (a == "--plan" || a == "--mesh" || a == "--format") {
-      const std::string* v = value();
-      if (!v) {
-        std::fprintf(stderr, "shardlens check-ir: %s needs a value\n%s", a.c_str(), kCheckIrUsage);
-        return 2;
-      }
-      if (a == "--plan") plan_path = *v;
-      else if (a == "--mesh") options.mesh = *v;
-      else format = *v;
-      continue;
-    }
-    if (a.rfind("--", 0) == 0) {
-      std::fprintf(stderr, "shardlens check-ir: unknown option '%s'\n%s", a.c_str(), kCheckIrUsage);
-      return 2;
-    }
-    inputs.push_back(a);
   }
-  if (format != "text" && format != "json") {
-    std::fprintf(stderr, "shardlens check-ir: --format must be text or json, not '%s'\n", format.c_str());
-    return 2;
-  }
+  if (auto code = flags.exit_code()) return *code;
   if (inputs.empty()) {
     std::fprintf(stderr, "shardlens check-ir: no IR file given\n%s", kCheckIrUsage);
     return 2;

@@ -36,22 +36,21 @@ uint64_t fnv_text(const std::string& text) {
 
 std::string span_text(const std::string& text, const ir::Span& s) {
   if (!s.valid()) return "";
-  size_t line = 1, pos = 0;
-  while (line < s.line && pos < text.size()) {
-    pos = text.find('\n', pos);
-    if (pos == std::string::npos) return "";
-    ++pos;
-    ++line;
-  }
+  // Where line `target` starts, counting on from `pos` on line `line` (npos: the text ends first).
+  auto line_start = [&](size_t pos, size_t line, size_t target) {
+    while (line < target && pos < text.size()) {
+      pos = text.find('\n', pos);
+      if (pos == std::string::npos) return pos;
+      ++pos;
+      ++line;
+    }
+    return pos;
+  };
+  size_t pos = line_start(0, 1, s.line);
+  if (pos == std::string::npos) return "";
+  size_t end_pos = line_start(pos, s.line, s.end_line);
+  if (end_pos == std::string::npos) return "";
   size_t start = pos + s.column;
-  size_t end_pos = pos;
-  line = s.line;
-  while (line < s.end_line && end_pos < text.size()) {
-    end_pos = text.find('\n', end_pos);
-    if (end_pos == std::string::npos) return "";
-    ++end_pos;
-    ++line;
-  }
   size_t end = end_pos + s.end_column;
   if (start >= text.size() || end > text.size() || end <= start) return "";
   return text.substr(start, end - start);
@@ -102,8 +101,7 @@ int run_plan_graph(const std::vector<std::string>& args) {
     if (take_planning_flag(flags, planning)) continue;
     if (flags.is("--graph")) {
       if (auto v = flags.value()) graph_file = *v;
-    } else if (flags.is("--format")) {
-      if (auto v = flags.choice({"text", "json"})) format = *v;
+    } else if (flags.format(format)) {
     } else if (flags.is("--no-cache")) {
       client.use_cache = false;
     } else if (flags.is("--emit") || flags.is("--emit-apply")) {

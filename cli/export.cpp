@@ -38,8 +38,7 @@ int run_export(const std::vector<std::string>& args) {
       if (auto v = flags.choice({"meta", "random"})) req.weights = *v;
     } else if (flags.is("--method")) {
       if (auto v = flags.choice({"auto", "script", "trace"})) req.method = *v;
-    } else if (flags.is("--format")) {
-      if (auto v = flags.choice({"text", "json"})) format = *v;
+    } else if (flags.format(format)) {
     } else if (flags.is("--batch")) {
       if (auto n = flags.positive()) req.batch = *n;
     } else if (flags.is("--seq")) {

@@ -85,6 +85,12 @@ std::optional<int64_t> FlagReader::positive() {
   return n;
 }
 
+bool FlagReader::format(std::string& out) {
+  if (!is("--format")) return false;
+  if (auto v = choice({"text", "json"})) out = *v;
+  return true;
+}
+
 void FlagReader::file(std::string& out) {
   if (option()) unknown();
   else if (out.empty()) out = name_;

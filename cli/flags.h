@@ -33,6 +33,8 @@ class FlagReader {
   std::optional<std::string> choice(const std::vector<std::string>& allowed);
   // A value that must be a positive integer: "FLAG must be a positive integer, not 'v'".
   std::optional<int64_t> positive();
+  // Takes `--format text|json` when it is the current argument (true: taken, even when bad).
+  bool format(std::string& out);
   // The current argument, which no flag took, as the command's FILE: an option here is unknown,
   // a second FILE is an error.
   void file(std::string& out);

@@ -25,12 +25,8 @@ int run_inspect(const std::vector<std::string>& args) {
   ScriptArgs script;
   FlagReader flags("shardlens inspect", kInspectUsage, args);
   while (flags.next()) {
-    if (take_script_flag(flags, script)) continue;
-    if (flags.is("--format")) {
-      if (auto v = flags.choice({"text", "json"})) format = *v;
-    } else {
-      flags.file(file);
-    }
+    if (take_script_flag(flags, script) || flags.format(format)) continue;
+    flags.file(file);
   }
   if (auto code = flags.finished(file)) return *code;
   std::string text, error;

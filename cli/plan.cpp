@@ -84,10 +84,8 @@ int run_plan(const std::vector<std::string>& args) {
   PlanningArgs planning;
   FlagReader flags("shardlens plan", kPlanUsage, args);
   while (flags.next()) {
-    if (take_planning_flag(flags, planning)) continue;
-    if (flags.is("--format")) {
-      if (auto v = flags.choice({"text", "json"})) format = *v;
-    } else if (flags.is("--emit")) {
+    if (take_planning_flag(flags, planning) || flags.format(format)) continue;
+    if (flags.is("--emit")) {
       if (auto v = flags.choice({"tt-xla", "shard-spec", "dtensor", "hf-tp-plan", "colossalai"})) emit_kind = *v;
     } else if (flags.is("--emit-apply")) {
       emit_apply = true;

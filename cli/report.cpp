@@ -6,7 +6,7 @@
 
 #include "commands.h"
 #include "planning_flags.h"
-#include "emit/report.h"
+#include "report/report.h"
 #include "mlir/ir_check.h"
 #include "plan/plan.h"
 #include "plan/plan_output.h"
@@ -56,7 +56,7 @@ int run_report(const std::vector<std::string>& args) {
   finish_planning_args(planning);
   PlannedScript planned;
   if (int code = plan_script("shardlens report", file, planning, planned)) return code;
-  emit::ReportOptions ro;
+  report::ReportOptions ro;
   ro.script_path = file;
   ro.regenerate = regenerate;
   const ir::ModelIR& model = planned.source.model;
@@ -75,10 +75,10 @@ int run_report(const std::vector<std::string>& args) {
   }
   if (output == "-") {
     ro.chart_href.clear();
-    std::cout << emit::report_markdown(model, planned.result, planned.options, ro) << ir_section;
+    std::cout << report::report_markdown(model, planned.result, planned.options, ro) << ir_section;
     return 0;
   }
-  auto files = emit::write_report(model, planned.result, planned.options, ro, output);
+  auto files = report::write_report(model, planned.result, planned.options, ro, output);
   if (!files.ok) {
     std::fprintf(stderr, "shardlens report: %s\n", files.error.c_str());
     return 1;

@@ -49,8 +49,7 @@ int run_verify(const std::vector<std::string>& args) {
       if (auto v = flags.value()) plan_file = *v;
     } else if (flags.is("--script")) {
       if (auto v = flags.value()) script = *v;
-    } else if (flags.is("--format")) {
-      if (auto v = flags.choice({"text", "json"})) format = *v;
+    } else if (flags.format(format)) {
     } else if (flags.is("--batch")) {
       if (auto n = flags.positive()) batch = planning.options.workload.batch = *n;
     } else if (flags.is("--tolerance") || flags.is("--seed") || flags.is("--tokens") || flags.is("--input")) {

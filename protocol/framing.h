@@ -20,8 +20,6 @@ class MessageReader {
   explicit MessageReader(size_t max_body_bytes = kDefaultMaxBody) : max_body_(max_body_bytes) {}
   void feed(std::string_view bytes);
   bool next(Event& out);
-  // Bytes buffered but not yet part of a complete message (the server logs them at end of stream).
-  size_t pending_bytes() const { return buffer_.size() - consumed_; }
 
   static constexpr size_t kDefaultMaxBody = 64u << 20;
   static constexpr size_t kMaxHeaderBytes = 8192;

@@ -19,7 +19,7 @@ IrCheckAnswer check_ir_folder(const nlohmann::json& plan, const std::string& fol
   }
   a.ok = true;
   a.report = mlir::to_json(report);
-  // A mismatch without a place in the script (an extra collective without loc()) goes on the model's line.
+  // A mismatch without a place in the script (the IR gave it no loc()) goes on the model's line.
   int fallback = 0;
   if (plan.contains("meshes") && !plan["meshes"].empty()) {
     const auto& components = plan["meshes"][0].value("components", nlohmann::json::array());

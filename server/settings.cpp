@@ -6,10 +6,33 @@
 #include "python/forward_trace.h"
 #include "session/plan_choices.h"
 
-
 namespace shardlens::server {
 
 using nlohmann::json;
+
+namespace {
+
+// Reads a list setting's entries, each checked by `valid` (which says why not in `error`); the
+// first bad entry is reported as "shardlens.KEY: ..." and ends the reading.
+bool read_entries(const json& list, const char* key, const char* entry_example,
+                  bool (*valid)(const std::string& entry, std::string& error), std::vector<std::string>& out,
+                  std::vector<std::string>& problems) {
+  for (auto& entry : list) {
+    std::string error;
+    if (!entry.is_string() || !valid(entry.get<std::string>(), error)) {
+      problems.push_back(std::string("shardlens.") + key + ": " +
+                         (entry.is_string() ? error : std::string("entries must be strings like ") + entry_example + ", not " + entry.dump()));
+      return false;
+    }
+    out.push_back(entry.get<std::string>());
+  }
+  return true;
+}
+
+bool mesh_is_valid(const std::string& text, std::string& error) { return plan::parse_mesh(text, error).has_value(); }
+bool input_is_valid(const std::string& text, std::string& error) { return static_cast<bool>(python::parse_given_input(text, error)); }
+
+}  // namespace
 
 void Settings::apply(const json& object, std::vector<std::string>& problems, SettingsSource source) {
   if (!object.is_object()) {
@@ -48,16 +71,8 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
   if (auto it = object.find("meshes"); it != object.end() && !it->is_null()) {
     json list = it->is_string() ? json::array({*it}) : *it;
     std::vector<std::string> meshes;
-    bool ok = list.is_array() && !list.empty();
-    for (auto& m : list) {
-      std::string error;
-      if (!m.is_string() || !plan::parse_mesh(m.get<std::string>(), error)) {
-        problems.push_back("shardlens.meshes: " + (m.is_string() ? error : "entries must be strings like \"1x8\" or \"t3k\", not " + m.dump()));
-        ok = false;
-        break;
-      }
-      meshes.push_back(m.get<std::string>());
-    }
+    bool ok = read_entries(list, "meshes", "\"1x8\" or \"t3k\"", mesh_is_valid, meshes, problems);
+    ok = ok && list.is_array() && !list.empty();
     if (ok) this->meshes = meshes;
     else if (list.is_array() && list.empty())
       problems.push_back("shardlens.meshes must not be empty");
@@ -80,16 +95,8 @@ void Settings::apply(const json& object, std::vector<std::string>& problems, Set
   if (auto it = object.find("inputs"); it != object.end() && !it->is_null()) {
     json list = it->is_string() ? json::array({*it}) : *it;
     std::vector<std::string> specs;
-    bool ok = list.is_array();
-    for (auto& d : list) {
-      std::string error;
-      if (!d.is_string() || !python::parse_given_input(d.get<std::string>(), error)) {
-        problems.push_back("shardlens.inputs: " + (d.is_string() ? error : "entries must be strings like \"input_ids=1x128:int64\", not " + d.dump()));
-        ok = false;
-        break;
-      }
-      specs.push_back(d.get<std::string>());
-    }
+    bool ok = read_entries(list, "inputs", "\"input_ids=1x128:int64\"", input_is_valid, specs, problems);
+    ok = ok && list.is_array();
     if (ok) inputs = specs;
     else if (!list.is_array()) problems.push_back("shardlens.inputs must be a list of NAME=SHAPE[:DTYPE] strings, not " + it->dump());
   }

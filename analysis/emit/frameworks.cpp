@@ -26,14 +26,6 @@ std::string join(const std::vector<std::string>& parts, size_t from, size_t to) 
 
 bool is_norm(const std::string& cls) { return cls.find("Norm") != std::string::npos; }
 
-size_t sharded_count(const plan::MeshPlan& plan) {
-  size_t n = 0;
-  for (const plan::ParameterLayout p : plan.parameters)
-    if (auto spec = p.spec())
-      n += std::any_of(spec->begin(), spec->end(), [](auto& axes) { return !axes.empty(); });
-  return n;
-}
-
 std::string axes_text(const std::vector<std::string>& axes) {
   std::string out;
   for (size_t i = 0; i < axes.size(); ++i) out += (i ? " x " : "") + ("\"" + axes[i] + "\"");
@@ -44,7 +36,7 @@ std::string header(const std::string& what, const plan::MeshPlan& plan, const Fr
                    const FrameworkOptions& options) {
   std::string out = "# >>> shardlens " + what + " >>>\n";
   out += "# shardlens plan for mesh " + plan.mesh.shape_string() + " (axes \"batch\", \"model\"): " +
-         std::to_string(sharded_count(plan)) + " of " + std::to_string(plan.parameters.size()) +
+         std::to_string(plan.parameters.sharded_count()) + " of " + std::to_string(plan.parameters.size()) +
          " parameters sharded, tensor parallelism over " + std::to_string(styles.tp_size) + " devices (" +
          axes_text(styles.tp_axes) + ").\n";
   if (!options.regenerate.empty()) out += "# Regenerate with `" + options.regenerate + "`.\n";

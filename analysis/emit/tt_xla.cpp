@@ -18,19 +18,11 @@ std::string unused_name(const std::string& base, const std::set<std::string>& re
   return name;
 }
 
-size_t sharded_parameters(const plan::MeshPlan& plan) {
-  size_t n = 0;
-  for (const plan::ParameterLayout p : plan.parameters)
-    if (auto spec = p.spec())
-      n += std::any_of(spec->begin(), spec->end(), [](auto& axes) { return !axes.empty(); });
-  return n;
-}
-
 std::string header(BlockKind kind, const plan::MeshPlan& plan, const EmitOptions& options,
                    const std::vector<std::string>& unwritable) {
   std::string out = std::string(begin_marker(kind)) + "\n";
   out += "# shardlens plan for mesh " + plan.mesh.shape_string() + " (axes \"batch\", \"model\"): " +
-         std::to_string(sharded_parameters(plan)) + " of " + std::to_string(plan.parameters.size()) +
+         std::to_string(plan.parameters.sharded_count()) + " of " + std::to_string(plan.parameters.size()) +
          " parameters sharded, " + std::to_string(plan.totals.collectives) + " collectives per forward.\n";
   if (!options.regenerate.empty())
     out += "# Regenerate with `" + options.regenerate + "`: the block between the markers is replaced.\n";

@@ -43,6 +43,19 @@ size_t scan_balanced(std::string_view s, size_t i, F&& at) {
   return s.size();
 }
 
+// The first occurrence of `what` outside any brackets; npos when there is none.
+size_t find_top_level(std::string_view s, std::string_view what) {
+  size_t found = std::string_view::npos;
+  scan_balanced(s, 0, [&](size_t i, int depth) {
+    if (depth == 0 && s.compare(i, what.size(), what) == 0) {
+      found = i;
+      return true;
+    }
+    return false;
+  });
+  return found;
+}
+
 // Splits at top-level commas.
 std::vector<std::string_view> split_top(std::string_view s) {
   std::vector<std::string_view> out;
@@ -78,14 +91,7 @@ size_t matching(std::string_view s, size_t open) {
 void parse_attr_dict(std::string_view body, std::vector<Attribute>& out) {
   for (auto entry : split_top(body)) {
     if (entry.empty()) continue;
-    size_t eq = std::string_view::npos;
-    scan_balanced(entry, 0, [&](size_t i, int depth) {
-      if (depth == 0 && entry[i] == '=') {
-        eq = i;
-        return true;
-      }
-      return false;
-    });
+    size_t eq = find_top_level(entry, "=");
     std::string_view key = trim(eq == std::string_view::npos ? entry : entry.substr(0, eq));
     if (key.size() >= 2 && key.front() == '"' && key.back() == '"') key = key.substr(1, key.size() - 2);
     out.push_back({key, eq == std::string_view::npos ? std::string_view() : trim(entry.substr(eq + 1))});
@@ -364,14 +370,7 @@ class Parser {
     });
     if (colon != std::string_view::npos) {
       std::string_view ty = trim(types.substr(colon + 1));
-      size_t arrow = std::string_view::npos;
-      scan_balanced(ty, 0, [&](size_t i, int depth) {
-        if (depth == 0 && ty[i] == '-' && i + 1 < ty.size() && ty[i + 1] == '>') {
-          arrow = i;
-          return true;
-        }
-        return false;
-      });
+      size_t arrow = find_top_level(ty, "->");
       if (arrow != std::string_view::npos) {
         op.operand_types = type_list(ty.substr(0, arrow));
         op.result_types = type_list(ty.substr(arrow + 2));
@@ -511,14 +510,7 @@ void resolve_into(const Module& m, std::string_view text, Location& out, int dep
   }
   if (text.substr(0, 9) == "callsite(" && text.back() == ')') {
     std::string_view inner = text.substr(9, text.size() - 10);
-    size_t at = std::string_view::npos;
-    scan_balanced(inner, 0, [&](size_t i, int d) {
-      if (d == 0 && inner.compare(i, 4, " at ") == 0) {
-        at = i;
-        return true;
-      }
-      return false;
-    });
+    size_t at = find_top_level(inner, " at ");
     if (at == std::string_view::npos) return;
     resolve_into(m, inner.substr(0, at), out, depth + 1);
     resolve_into(m, inner.substr(at + 4), out, depth + 1);
@@ -592,14 +584,7 @@ TensorType parse_tensor_type(std::string_view text) {
   if (close == std::string_view::npos) return t;
   std::string_view body = text.substr(7, close - 7);
   // An encoding after a top-level comma ("1x32xbf16, #ttnn_layout").
-  size_t comma = std::string_view::npos;
-  scan_balanced(body, 0, [&](size_t i, int depth) {
-    if (depth == 0 && body[i] == ',') {
-      comma = i;
-      return true;
-    }
-    return false;
-  });
+  size_t comma = find_top_level(body, ",");
   if (comma != std::string_view::npos) body = trim(body.substr(0, comma));
   size_t p = 0;
   while (p < body.size()) {

@@ -154,6 +154,13 @@ class ParameterLayouts {
   }
   iterator begin() const { return iterator(this, 0); }
   iterator end() const { return iterator(this, size()); }
+  // How many parameters some dim of which is split over a mesh axis.
+  size_t sharded_count() const {
+    size_t n = 0;
+    for (const ParameterLayout p : *this)
+      if (auto spec = p.spec()) n += std::any_of(spec->begin(), spec->end(), [](auto& axes) { return !axes.empty(); });
+    return n;
+  }
 
   // The planner's way in: `parameters` is the planned model's list (it must outlive this); then one
   // add_decision per slot, in slot order.
@@ -202,15 +209,13 @@ struct Collective {
 };
 
 struct Totals {
+  // Per forward: the collectives, their bytes, and the estimated time with its two parts.
   int collectives = 0;
   double bytes = 0;
-  double est_time_us = 0;
-  double compute_us = 0;
-  double ccl_us = 0;
-  double compute_parallel_fraction = 0;
-  double memory_per_device_bytes = 0;
-  double parameter_bytes_per_device = 0;
-  double kv_cache_bytes_per_device = 0;
+  double est_time_us = 0, compute_us = 0, ccl_us = 0;
+  double compute_parallel_fraction = 0;  // of the FLOPs, the share split over the devices
+  // Per device: parameters plus the KV cache.
+  double memory_per_device_bytes = 0, parameter_bytes_per_device = 0, kv_cache_bytes_per_device = 0;
 };
 
 struct Alternative {

@@ -119,12 +119,12 @@ std::optional<double> first_store_cost(const Prepared& prep, int t, Spec to, con
 void usable_strategies(const ir::Op& op, const std::vector<Strat>& strats, const Context& ctx, std::vector<std::pair<int, double>>& out) {
   out.clear();
   bool has_sharded_norm = false;
-  if (op.kind == OpKind::Norm && ctx.filter.sharded_norms)
-    for (auto& s : strats) has_sharded_norm |= s.in[0].sharded() && s.label == "sharded";
+  if (ctx.filter.sharded_norms)
+    for (auto& s : strats) has_sharded_norm |= s.rows_split_norm;
   for (int si = 0; si < static_cast<int>(strats.size()); ++si) {
     const Strat& st = strats[si];
     if (!(ctx.filter.allowed & st.tag)) continue;
-    if (has_sharded_norm && !(st.in[0].sharded() && st.label == "sharded")) continue;
+    if (has_sharded_norm && !st.rows_split_norm) continue;
     out.push_back({si, st.extra_count ? st.extra_count * (collective_us(ctx, Ccl::AllReduce, st.extra_bytes) + ctx.ccl_penalty_us) : 0.0});
   }
 }
@@ -1436,25 +1436,6 @@ void AxisSolver::expand(const Prepared& prep, int b, uint64_t key, int exit, Axi
   }
 }
 
-namespace {
-
-// Bytes of the KV cache an attention op keeps in decode: keys and values before any GQA repeat.
-double kv_cache_bytes(const Prepared& prep, const ir::Op& op, const Context& ctx) {
-  const auto& flow = prep.model->dataflow;
-  double cache = 0;
-  for (int i = 1; i <= 2 && i < static_cast<int>(op.inputs.size()); ++i) {
-    int t = op.inputs[i];
-    for (int hops = 0; hops < 4; ++hops) {
-      int k = prep.producer[t];
-      if (k < 0 || flow.ops[k].kind != OpKind::Repeat) break;
-      t = flow.ops[k].inputs[0];
-    }
-    cache += tensor_bytes(prep, t, ctx) * static_cast<double>(ctx.workload.seq);
-  }
-  return cache;
-}
-
-}  // namespace
 
 const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key, int exit, const Context& ctx,
                                        uint64_t ctx_hash) {
@@ -1563,10 +1544,7 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
     agg.compute_us += st.compute_us;
     agg.flops += st.flops;
     if (st.split) agg.parallel_flops += st.flops;
-    if (op.kind == OpKind::Attention && ctx.workload.phase == Phase::Decode) {
-      double cache = kv_cache_bytes(prep, op, ctx);
-      agg.kv_cache_bytes += st.split ? cache / ctx.n : cache;
-    }
+    if (double state = op_state_bytes(prep, op, ctx); state > 0) agg.kv_cache_bytes += st.split ? state / ctx.n : state;
     for (size_t o = 0; o < op.outputs.size() && o < st.out.size(); ++o) pinned(op, op.outputs[o], st.out[o]);
   }
   if (b == 0)
@@ -1987,10 +1965,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
           record(index, op.inputs[0], static_cast<int>(Ccl::AllReduce), st.extra_bytes, mult,
                  "statistics of " + op.name + " over the sharded dim", true, st.in[0], Spec::R(), 0);
       }
-      if (op.kind == OpKind::Attention && ctx.workload.phase == Phase::Decode) {
-        double cache = kv_cache_bytes(prep, op, ctx);
-        ev.kv_cache_bytes += (st.split ? cache / ctx.n : cache) * mult;
-      }
+      if (double state = op_state_bytes(prep, op, ctx); state > 0) ev.kv_cache_bytes += (st.split ? state / ctx.n : state) * mult;
       ev.compute_us += st.compute_us * mult;
       ev.op_compute_us[index] += st.compute_us * mult;
       ev.flops += st.flops * mult;

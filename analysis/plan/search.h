@@ -1,5 +1,5 @@
-// The search behind the planner, on one mesh axis: tensor specs, per-op strategies and their
-// transitions (sharding_rules.cpp), and an exact dynamic programme over each module body, memoized by
+// The search behind the planner, on one mesh axis: tensor specs, per-op strategies (the op rules
+// in rules/) and their transitions (axis_costs.cpp), what it knows of a model (prepare.cpp), and an exact dynamic programme over each module body, memoized by
 // (body content, entry specs, context) so that repeated blocks and unchanged classes are solved once.
 #pragma once
 
@@ -53,6 +53,8 @@ enum Tag : uint16_t {
 
 enum class Role : uint8_t { Other, Batch, Seq, Hidden, Heads, HeadDim, Ffn, Vocab, Experts, Channels, Spatial, Tokens };
 const char* role_name(Role r);
+// An einsum equation's operands: "bsi,oi->bso" -> {"bsi", "oi"}, with `out` = "bso".
+std::vector<std::string> split_equation(const std::string& eq, std::string& out);
 // The residual stream's features: a token embedding's hidden dim, or a conv front end's channels.
 inline bool stream_feature(Role r) { return r == Role::Hidden || r == Role::Channels; }
 
@@ -73,6 +75,7 @@ struct Strat {
   double extra_bytes = 0;
   uint16_t tag = kTagReplicated;
   std::string label;         // column, row, vocab, heads, sequence, ...
+  bool rows_split_norm = false;  // a norm split over rows it normalises one by one: no statistics to exchange
 };
 
 struct Context {
@@ -236,6 +239,8 @@ inline double search_cost(double us) {
 
 // Strategies of a leaf op on an axis (never Call / Experts).
 std::vector<Strat> strategies(const Prepared& prep, int op, const Context& ctx);
+// Bytes a leaf op keeps per forward beyond its tensors (attention's KV cache in decode), whole.
+double op_state_bytes(const Prepared& prep, const ir::Op& op, const Context& ctx);
 
 // A cache in generations: each entry remembers the last generation that used it (lookups only
 // stamp: no moves, no allocation). What was not used for two generations in a row is dropped,

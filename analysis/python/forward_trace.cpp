@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "ir/contract_equations.h"
 #include "ir/split.h"
 #include "python/interpreter.h"
 
@@ -113,9 +114,6 @@ std::string short_name(const std::string& q) {
     if (q.rfind(prefix, 0) == 0) return q.substr(std::strlen(prefix));
   return q;
 }
-
-// Letters for einsum-style equations: lowercase are shardable dims, uppercase spatial/kernel dims.
-const char kBatchLetters[] = "abcdefgh";
 
 const std::set<std::string> kUnaryNames = {
     "relu", "relu_", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "pow", "abs", "sin", "cos",
@@ -300,10 +298,9 @@ Value ForwardTracer::linear(Interpreter& in, const std::string& name, const Valu
   int64_t in_features = weight_out_in ? (*ws)[1] : (*ws)[0];
   if (xs->back() != in_features)
     return record_unknown(in, name, inputs, "input features do not match the weight", site);
-  std::string batch(kBatchLetters, std::min<size_t>(xs->size() - 1, 8));
-  std::string eq = batch + "k," + (weight_out_in ? "nk" : "kn");
-  if (bias.as<TensorObj>()) eq += shape_of(bias) && shape_of(bias)->size() == 1 ? ",n" : "," + batch + "n";
-  eq += "->" + batch + "n";
+  bool has_bias = bias.as<TensorObj>() != nullptr;
+  bool bias_1d = has_bias && shape_of(bias) && shape_of(bias)->size() == 1;
+  std::string eq = ir::linear_equation(xs->size(), weight_out_in, has_bias, bias_1d);
   return contract(in, name, eq, inputs, site);
 }
 
@@ -312,33 +309,11 @@ Value ForwardTracer::matmul(Interpreter& in, const std::string& name, const Valu
   auto* as = shape_of(a);
   auto* bs = shape_of(b);
   if (!as || !bs || as->empty() || bs->empty()) return record_unknown(in, name, {a, b}, "matmul operand shapes unknown", site);
-  if (bs->size() == 1) {
-    std::string batch(kBatchLetters, std::min<size_t>(as->size() - 1, 8));
-    return contract(in, name, batch + "k,k->" + batch, {a, b}, site);
-  }
-  if (as->size() == 1) {
-    std::string batch(kBatchLetters, std::min<size_t>(bs->size() - 2, 8));
-    return contract(in, name, "k," + batch + "kn->" + batch + "n", {a, b}, site);
-  }
-  size_t nb = std::max(as->size(), bs->size()) - 2;
-  if (nb > 6) return record_unknown(in, name, {a, b}, "matmul rank too high", site);
-  std::string out(kBatchLetters, nb);
-  auto letters_for = [&](const ir::Shape& s, const ir::Shape& other) {
-    std::string l;
-    size_t own = s.size() - 2;
-    for (size_t i = 0; i < own; ++i) {
-      size_t pos = nb - own + i;
-      // A broadcast dim (size 1 against a larger one) is not the same dim: '1' is never sharded.
-      size_t other_own = other.size() - 2;
-      int64_t other_size = pos >= nb - other_own ? other[pos - (nb - other_own)] : 1;
-      l += s[i] == 1 && other_size != 1 ? '1' : out[pos];
-    }
-    return l;
-  };
-  std::string eq = letters_for(*as, *bs) + "mk," + letters_for(*bs, *as) + "kn->" + out + "mn";
-  if ((*as)[as->size() - 1] != (*bs)[bs->size() - 2])
+  auto eq = ir::matmul_equation(*as, *bs);
+  if (!eq) return record_unknown(in, name, {a, b}, "matmul rank too high", site);
+  if (as->size() > 1 && bs->size() > 1 && (*as)[as->size() - 1] != (*bs)[bs->size() - 2])
     return record_unknown(in, name, {a, b}, "matmul inner dims differ", site);
-  return contract(in, name, eq, {a, b}, site);
+  return contract(in, name, *eq, {a, b}, site);
 }
 
 Value ForwardTracer::conv(Interpreter& in, const std::string& name, const Value& x_in, const Value& weight,
@@ -811,53 +786,9 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
     std::vector<Value> operands;
     for (size_t i = 1; i < args.positional.size(); ++i) collect_tensors(args.positional[i], operands);
     if (!eqv.is_str()) return record_unknown(in, "einsum", operands, "einsum equation not a constant", site);
-    std::string eq;
-    for (char c : eqv.s)
-      if (c != ' ') eq += c;
-    if (eq.find("->") == std::string::npos) {
-      std::string once;
-      for (char c : eq)
-        if (std::isalpha(static_cast<unsigned char>(c)) && std::count(eq.begin(), eq.end(), c) == 1) once += c;
-      std::sort(once.begin(), once.end());
-      eq += "->" + once;
-    }
-    // Ellipses and the user's letters map onto fresh lowercase letters (uppercase means spatial here).
-    std::map<char, char> rename;
-    std::string pool = "abcdefghijklmnopqrstuvwxyz";
-    size_t next = 0;
-    std::string result;
-    size_t part = 0;
-    size_t max_rank = 0;
-    for (auto& op : operands)
-      if (auto* s = shape_of(op)) max_rank = std::max(max_rank, s->size());
-    std::string ellipsis_letters;
-    for (size_t i = 0; i < eq.size(); ++i) {
-      char c = eq[i];
-      if (c == '.' && eq.compare(i, 3, "...") == 0) {
-        // The ellipsis covers the operand's extra dims; size it from the operand.
-        size_t explicit_letters = 0;
-        size_t j = i + 3;
-        size_t k = i;
-        while (k > 0 && eq[k - 1] != ',' && eq[k - 1] != '>') --k;
-        for (size_t m = k; m < eq.size() && eq[m] != ',' && eq[m] != '-'; ++m)
-          if (std::isalpha(static_cast<unsigned char>(eq[m]))) ++explicit_letters;
-        size_t rank = part < operands.size() && shape_of(operands[part]) ? shape_of(operands[part])->size() : max_rank;
-        size_t n = rank > explicit_letters ? rank - explicit_letters : 0;
-        if (ellipsis_letters.size() < n)
-          while (ellipsis_letters.size() < n && next < pool.size()) ellipsis_letters += pool[next++];
-        result += ellipsis_letters.substr(ellipsis_letters.size() - n);
-        i = j - 1;
-        continue;
-      }
-      if (c == ',') ++part;
-      if (std::isalpha(static_cast<unsigned char>(c))) {
-        if (!rename.count(c)) rename[c] = next < pool.size() ? pool[next++] : 'z';
-        result += rename[c];
-      } else {
-        result += c;
-      }
-    }
-    return contract(in, "einsum", result, operands, site);
+    std::vector<const ir::Shape*> shapes;
+    for (auto& operand : operands) shapes.push_back(shape_of(operand));
+    return contract(in, "einsum", ir::einsum_equation(eqv.s, shapes), operands, site);
   }
   if (name == "embedding") {
     Value ids = arg(0, "input"), w = arg(1, "weight");

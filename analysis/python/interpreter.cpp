@@ -1849,41 +1849,32 @@ void Interpreter::module_set(InstanceObj& m, const std::string& name, Value valu
         return;
       }
   };
-  if (tensor && tensor->is_parameter) {
+  // A parameter or child module takes the name from whatever else held it, in its slot if it had one.
+  auto store = [&](auto& list, auto& other_list, auto object) {
     m.erase_attribute(name);
     remove_buffer();
-    remove_from(md.modules);
-    if (auto* slot = ModuleData::find(md.parameters, name)) *slot = std::static_pointer_cast<TensorObj>(value.obj);
-    else md.parameters.emplace_back(name, std::static_pointer_cast<TensorObj>(value.obj));
-    return;
-  }
-  if (auto* slot = ModuleData::find(md.parameters, name)) {
-    if (value.is_none()) { *slot = nullptr; return; }
+    remove_from(other_list);
+    if (auto* slot = ModuleData::find(list, name)) *slot = object;
+    else list.emplace_back(name, object);
+  };
+  // Any other value in a parameter's or child module's slot: None empties it, an unknown value is
+  // noted (and empties a module's slot), anything else is a TypeError.
+  auto assign_to_slot = [&](auto& slot, const std::string& what, bool unknown_empties, const std::string& type_error) {
+    if (value.is_none()) { slot = nullptr; return; }
     if (value.is_unknown()) {
-      note("parameter '" + name + "' could not be resolved", value.unknown->reason, site);
+      note(what + " '" + name + "' could not be resolved", value.unknown->reason, site);
+      if (unknown_empties) slot = nullptr;
       return;
     }
-    raise("TypeError", "cannot assign '" + type_name(value) + "' as parameter '" + name + "' (torch.nn.Parameter or None expected)", site);
-    return;
-  }
-  if (child && child->module) {
-    m.erase_attribute(name);
-    remove_buffer();
-    remove_from(md.parameters);
-    if (auto* slot = ModuleData::find(md.modules, name)) *slot = std::static_pointer_cast<InstanceObj>(value.obj);
-    else md.modules.emplace_back(name, std::static_pointer_cast<InstanceObj>(value.obj));
-    return;
-  }
-  if (auto* slot = ModuleData::find(md.modules, name)) {
-    if (value.is_none()) { *slot = nullptr; return; }
-    if (value.is_unknown()) {
-      note("submodule '" + name + "' could not be resolved", value.unknown->reason, site);
-      *slot = nullptr;
-      return;
-    }
-    raise("TypeError", "cannot assign '" + type_name(value) + "' as child module '" + name + "'", site);
-    return;
-  }
+    raise("TypeError", type_error, site);
+  };
+  if (tensor && tensor->is_parameter) return store(md.parameters, md.modules, std::static_pointer_cast<TensorObj>(value.obj));
+  if (auto* slot = ModuleData::find(md.parameters, name))
+    return assign_to_slot(*slot, "parameter", false, "cannot assign '" + type_name(value) + "' as parameter '" + name +
+                                                         "' (torch.nn.Parameter or None expected)");
+  if (child && child->module) return store(md.modules, md.parameters, std::static_pointer_cast<InstanceObj>(value.obj));
+  if (auto* slot = ModuleData::find(md.modules, name))
+    return assign_to_slot(*slot, "submodule", true, "cannot assign '" + type_name(value) + "' as child module '" + name + "'");
   if (auto* slot = ModuleData::find(md.buffers, name)) {
     if (tensor) { *slot = std::static_pointer_cast<TensorObj>(value.obj); return; }
     if (value.is_none()) { *slot = nullptr; return; }

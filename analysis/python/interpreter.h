@@ -101,7 +101,7 @@ class Interpreter {
   Checkpoint checkpoint() const { return {events_.size(), notes_.size(), steps_, budget_exhausted_, memory_charged_}; }
   void rollback(const Checkpoint& to);
 
-  // --- services for the natives (builtin_functions.cpp, torch_builtins.cpp) ---
+  // --- services for the natives (builtin_*.cpp, torch_*.cpp) ---
   Value call(const Value& callee, CallArgs args, const ir::Span& site);
   Value get_attribute(const Value& object, const std::string& name, const ir::Span& site);
   void set_attribute(const Value& object, const std::string& name, Value value, const ir::Span& site);

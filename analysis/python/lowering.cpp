@@ -179,6 +179,8 @@ class Lowerer {
   ExprPtr lambda(TSNode n);
   ExprPtr subscript(TSNode n);
   ExprPtr slice(TSNode n);
+  // `left op right` (arithmetic, and/or): the operator's text and its two operands.
+  ExprPtr binary_operator(TSNode n, ExprKind kind);
   ExprPtr number(TSNode n, bool is_float);
 
   std::string_view src_;
@@ -200,6 +202,15 @@ TSNode named(TSNode n, uint32_t k) {
     if (k-- == 0) return c;
   }
   return TSNode{};
+}
+
+// All named children, extras included, in order.
+std::vector<TSNode> named_children(TSNode n) {
+  uint32_t count = ts_node_named_child_count(n);
+  std::vector<TSNode> out;
+  out.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) out.push_back(ts_node_named_child(n, i));
+  return out;
 }
 
 uint32_t named_count(TSNode n) {
@@ -460,13 +471,9 @@ StmtPtr Lowerer::try_statement(TSNode n) {
 
 StmtPtr Lowerer::with_statement(TSNode n) {
   auto s = make_stmt(StmtKind::With, n);
-  uint32_t count = ts_node_named_child_count(n);
-  for (uint32_t i = 0; i < count; ++i) {
-    TSNode c = ts_node_named_child(n, i);
+  for (TSNode c : named_children(n)) {
     if (type(c) != T::WithClause) continue;
-    uint32_t items = ts_node_named_child_count(c);
-    for (uint32_t j = 0; j < items; ++j) {
-      TSNode item = ts_node_named_child(c, j);
+    for (TSNode item : named_children(c)) {
       if (type(item) != T::WithItem) continue;
       TSNode v = field(item, sym_.value);
       if (!ts_node_is_null(v) && type(v) == T::AsPattern && ts_node_named_child_count(v) >= 2) {
@@ -485,9 +492,7 @@ StmtPtr Lowerer::with_statement(TSNode n) {
 
 StmtPtr Lowerer::import_statement(TSNode n) {
   auto s = make_stmt(StmtKind::Import, n);
-  uint32_t count = ts_node_named_child_count(n);
-  for (uint32_t i = 0; i < count; ++i) {
-    TSNode c = ts_node_named_child(n, i);
+  for (TSNode c : named_children(n)) {
     if (type(c) == T::DottedName) {
       std::string path = text(c);
       // `import a.b` binds `a`; the interpreter resolves the rest by attribute access.
@@ -896,6 +901,13 @@ ExprPtr Lowerer::lambda(TSNode n) {
   return e;
 }
 
+ExprPtr Lowerer::binary_operator(TSNode n, ExprKind kind) {
+  auto e = make(kind, n, text(field(n, sym_.operator_)));
+  e->items.push_back(expression(field(n, sym_.left)));
+  e->items.push_back(expression(field(n, sym_.right)));
+  return e;
+}
+
 ExprPtr Lowerer::slice(TSNode n) {
   auto e = make(ExprKind::Slice, n);
   e->items.resize(3);
@@ -965,12 +977,7 @@ ExprPtr Lowerer::expression_inner(TSNode n) {
       }
       return unsupported(n, "empty parentheses");
     }
-    case T::BinaryOperator: {
-      auto e = make(ExprKind::BinOp, n, text(field(n, sym_.operator_)));
-      e->items.push_back(expression(field(n, sym_.left)));
-      e->items.push_back(expression(field(n, sym_.right)));
-      return e;
-    }
+    case T::BinaryOperator: return binary_operator(n, ExprKind::BinOp);
     case T::UnaryOperator: {
       auto e = make(ExprKind::UnaryOp, n, text(field(n, sym_.operator_)));
       e->items.push_back(expression(field(n, sym_.argument)));
@@ -981,12 +988,7 @@ ExprPtr Lowerer::expression_inner(TSNode n) {
       e->items.push_back(expression(field(n, sym_.argument)));
       return e;
     }
-    case T::BooleanOperator: {
-      auto e = make(ExprKind::BoolOp, n, text(field(n, sym_.operator_)));
-      e->items.push_back(expression(field(n, sym_.left)));
-      e->items.push_back(expression(field(n, sym_.right)));
-      return e;
-    }
+    case T::BooleanOperator: return binary_operator(n, ExprKind::BoolOp);
     case T::ComparisonOperator: {
       auto e = make(ExprKind::Compare, n);
       uint32_t count = ts_node_child_count(n);
@@ -1015,11 +1017,8 @@ ExprPtr Lowerer::expression_inner(TSNode n) {
     }
     case T::ConditionalExpression: {
       auto e = make(ExprKind::IfExp, n);
-      uint32_t count = ts_node_named_child_count(n);
-      for (uint32_t i = 0; i < count; ++i) {
-        TSNode c = ts_node_named_child(n, i);
+      for (TSNode c : named_children(n))
         if (type(c) != T::Comment) e->items.push_back(expression(c));
-      }
       if (e->items.size() != 3) return unsupported(n, "malformed conditional expression");
       return e;
     }
@@ -1043,9 +1042,7 @@ ExprPtr Lowerer::expression_inner(TSNode n) {
     }
     case T::Dictionary: {
       auto e = make(ExprKind::Dict, n);
-      uint32_t count = ts_node_named_child_count(n);
-      for (uint32_t i = 0; i < count; ++i) {
-        TSNode c = ts_node_named_child(n, i);
+      for (TSNode c : named_children(n)) {
         if (type(c) == T::Pair) {
           e->items.push_back(expression(named(c, 0)));
           e->items.push_back(expression(field(c, sym_.value)));

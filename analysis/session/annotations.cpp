@@ -36,6 +36,30 @@ struct Walker {
   std::string node_text(TSNode n) const { return text.substr(ts_node_start_byte(n), ts_node_end_byte(n) - ts_node_start_byte(n)); }
   std::string type(TSNode n) const { return ts_node_is_null(n) ? "" : ts_node_type(n); }
   TSNode field(TSNode n, const char* name) const { return ts_node_child_by_field_name(n, name, static_cast<uint32_t>(strlen(name))); }
+  // A call of `name` or of `anything.name`.
+  bool calls(TSNode call, std::string_view name) const {
+    if (type(call) != "call") return false;
+    std::string fn = node_text(field(call, "function"));
+    return fn == name || (fn.size() > name.size() && fn.compare(fn.size() - name.size(), name.size(), name) == 0 &&
+                          fn[fn.size() - name.size() - 1] == '.');
+  }
+  // A call's argument given by one of `keywords` (the last one written wins), else the
+  // `position`-th positional one; a null node when neither is there.
+  TSNode argument(TSNode call, size_t position, std::initializer_list<std::string_view> keywords) const {
+    TSNode args = field(call, "arguments"), by_keyword{}, by_position{};
+    size_t positional = 0;
+    for (uint32_t i = 0; i < ts_node_named_child_count(args); ++i) {
+      TSNode arg = ts_node_named_child(args, i);
+      if (type(arg) == "keyword_argument") {
+        std::string key = node_text(field(arg, "name"));
+        for (auto k : keywords)
+          if (key == k) by_keyword = field(arg, "value");
+      } else if (type(arg) != "comment" && positional++ == position) {
+        by_position = arg;
+      }
+    }
+    return ts_node_is_null(by_keyword) ? by_position : by_keyword;
+  }
 
   static std::string join(const std::string& base, const std::string& key) { return base.empty() ? key : base + "." + key; }
 
@@ -170,51 +194,29 @@ struct Walker {
     return out;
   }
 
+  // The values of a literal tuple or list, each read by `value`; empty when one cannot be read.
+  template <class Read>
+  auto literal_items(TSNode node, Read value) const {
+    std::vector<typename decltype(value(node))::value_type> out;
+    if (type(node) != "tuple" && type(node) != "list") return out;
+    for (uint32_t i = 0; i < ts_node_named_child_count(node); ++i) {
+      auto v = value(ts_node_named_child(node, i));
+      if (!v) return decltype(out)();
+      out.push_back(*v);
+    }
+    return out;
+  }
+
   void find_mesh(TSNode n) {
     if (a.script_mesh.found) return;
-    if (type(n) == "call") {
-      std::string fn = node_text(field(n, "function"));
-      if (fn == "Mesh" || (fn.size() > 5 && fn.compare(fn.size() - 5, 5, ".Mesh") == 0)) {
-        TSNode args = field(n, "arguments");
-        std::vector<TSNode> positional;
-        TSNode shape_node{}, names_node{};
-        for (uint32_t i = 0; i < ts_node_named_child_count(args); ++i) {
-          TSNode arg = ts_node_named_child(args, i);
-          if (type(arg) == "keyword_argument") {
-            std::string key = node_text(field(arg, "name"));
-            if (key == "mesh_shape") shape_node = field(arg, "value");
-            if (key == "axis_names") names_node = field(arg, "value");
-          } else {
-            positional.push_back(arg);
-          }
-        }
-        if (ts_node_is_null(shape_node) && positional.size() >= 2) shape_node = positional[1];
-        if (ts_node_is_null(names_node) && positional.size() >= 3) names_node = positional[2];
-        ScriptMesh mesh;
-        if (!ts_node_is_null(shape_node) && (type(shape_node) == "tuple" || type(shape_node) == "list")) {
-          for (uint32_t i = 0; i < ts_node_named_child_count(shape_node); ++i) {
-            auto v = int_value(ts_node_named_child(shape_node, i));
-            if (!v) {
-              mesh.shape.clear();
-              break;
-            }
-            mesh.shape.push_back(*v);
-          }
-        }
-        if (!ts_node_is_null(names_node) && (type(names_node) == "tuple" || type(names_node) == "list")) {
-          for (uint32_t i = 0; i < ts_node_named_child_count(names_node); ++i) {
-            auto s = string_value(ts_node_named_child(names_node, i));
-            if (!s) {
-              mesh.axis_names.clear();
-              break;
-            }
-            mesh.axis_names.push_back(*s);
-          }
-        }
-        mesh.found = true;
-        a.script_mesh = mesh;
-        return;
-      }
+    if (calls(n, "Mesh")) {
+      TSNode shape_node = argument(n, 1, {"mesh_shape"}), names_node = argument(n, 2, {"axis_names"});
+      ScriptMesh mesh;
+      mesh.shape = literal_items(shape_node, [&](TSNode item) { return int_value(item); });
+      mesh.axis_names = literal_items(names_node, [&](TSNode item) { return string_value(item); });
+      mesh.found = true;
+      a.script_mesh = mesh;
+      return;
     }
     for (uint32_t i = 0; i < ts_node_child_count(n); ++i) find_mesh(ts_node_child(n, i));
   }
@@ -291,26 +293,9 @@ struct Walker {
       }
       return;
     }
-    if (t == "call") {
-      std::string fn = node_text(field(n, "function"));
-      if (fn == "mark_sharding" || (fn.size() > 14 && fn.compare(fn.size() - 14, 14, ".mark_sharding") == 0)) {
-        TSNode args = field(n, "arguments");
-        std::vector<TSNode> positional;
-        TSNode tensor{}, spec{};
-        for (uint32_t i = 0; i < ts_node_named_child_count(args); ++i) {
-          TSNode arg = ts_node_named_child(args, i);
-          if (type(arg) == "keyword_argument") {
-            std::string key = node_text(field(arg, "name"));
-            if (key == "t" || key == "tensor") tensor = field(arg, "value");
-            if (key == "partition_spec") spec = field(arg, "value");
-          } else if (type(arg) != "comment") {
-            positional.push_back(arg);
-          }
-        }
-        if (ts_node_is_null(tensor) && !positional.empty()) tensor = positional[0];
-        if (ts_node_is_null(spec) && positional.size() >= 3) spec = positional[2];
-        if (!ts_node_is_null(tensor) && !ts_node_is_null(spec)) record(AnnotationSite::MarkSharding, n, tensor, spec, env);
-      }
+    if (calls(n, "mark_sharding")) {
+      TSNode tensor = argument(n, 0, {"t", "tensor"}), spec = argument(n, 2, {"partition_spec"});
+      if (!ts_node_is_null(tensor) && !ts_node_is_null(spec)) record(AnnotationSite::MarkSharding, n, tensor, spec, env);
     }
     if (in_spec_function && t == "assignment") {
       TSNode left = field(n, "left"), right = field(n, "right");

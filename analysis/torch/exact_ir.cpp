@@ -8,15 +8,22 @@
 #include <set>
 #include <unordered_map>
 
+#include "ir/contract_equations.h"
+
 namespace shardlens::torchgraph {
 namespace {
 
 using ir::OpKind;
 using nlohmann::json;
 
-const char kBatchLetters[] = "abcdefgh";
-
 uint64_t mix(uint64_t h, uint64_t v) { return (h ^ (v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2))) * 1099511628211ULL; }
+
+// A parameter's or buffer's own name (the last part of its qualified name) and shape.
+uint64_t mix_tensor(uint64_t h, const std::string& qualified_name, const std::vector<int64_t>& shape) {
+  h = mix(h, std::hash<std::string>()(qualified_name.substr(qualified_name.rfind('.') + 1)));
+  for (auto d : shape) h = mix(h, static_cast<uint64_t>(d));
+  return h;
+}
 
 ir::Span span_from(const json& j) {
   ir::Span s;
@@ -315,6 +322,18 @@ class Translator {
     return it == module_index_.end() ? 0 : it->second;
   }
 
+  // expand / repeat of `input` (shape from) to outs (shape to): a Repeat over the dims the input
+  // lacks or has of another size, by whatever factor the shapes give.
+  void repeat_to(const json& op, const std::string& base, int input, const std::vector<int>& outs, const ir::Shape& from,
+                 const ir::Shape& to) {
+    auto& o = emit(OpKind::Repeat, name_for(base), {input}, outs, op);
+    for (size_t i = 0; i < to.size(); ++i) {
+      size_t j = i + from.size() - to.size();
+      if (i + from.size() < to.size() || from[j] != to[i]) o.dims.push_back(static_cast<int>(i));
+    }
+    o.sizes = {0};
+  }
+
   ir::Op& emit(OpKind kind, std::string name, std::vector<int> inputs, std::vector<int> outputs, const json& src) {
     ir::Op op;
     op.kind = kind;
@@ -395,13 +414,6 @@ class Translator {
     emit(OpKind::Unknown, name_for(op.value("kind", "")), ins, outs, op).detail = why;
   }
 
-  std::string contract_equation_linear(size_t x_rank, bool out_in, bool bias, bool bias_1d) {
-    std::string batch(kBatchLetters, std::min<size_t>(x_rank - 1, 8));
-    std::string eq = batch + "k," + (out_in ? "nk" : "kn");
-    if (bias) eq += bias_1d ? ",n" : "," + batch + "n";
-    return eq + "->" + batch + "n";
-  }
-
   bool linear(const json& op, int x_id, int w_id, int b_id, bool out_in, const std::string& name) {
     auto* xs = shape_of(x_id);
     auto* ws = shape_of(w_id);
@@ -411,7 +423,7 @@ class Translator {
     bool bias_1d = bias && shape_of(b_id) && shape_of(b_id)->size() == 1;
     if (bias) ins.push_back(tensor(b_id));
     auto& o = emit(OpKind::Contract, name, ins, tensors_of(op["outputs"]), op);
-    o.equation = contract_equation_linear(xs->size(), out_in, bias, bias_1d);
+    o.equation = ir::linear_equation(xs->size(), out_in, bias, bias_1d);
     return true;
   }
 
@@ -419,88 +431,28 @@ class Translator {
     auto* as = shape_of(a_id);
     auto* bs = shape_of(b_id);
     if (!as || !bs || as->empty() || bs->empty()) return false;
-    std::string eq;
-    if (bs->size() == 1) {
-      std::string batch(kBatchLetters, std::min<size_t>(as->size() - 1, 8));
-      eq = batch + "k,k->" + batch;
-    } else if (as->size() == 1) {
-      std::string batch(kBatchLetters, std::min<size_t>(bs->size() - 2, 8));
-      eq = "k," + batch + "kn->" + batch + "n";
-    } else {
-      size_t nb = std::max(as->size(), bs->size()) - 2;
-      if (nb > 6) return false;
-      std::string out(kBatchLetters, nb);
-      auto letters_for = [&](const ir::Shape& s, const ir::Shape& other) {
-        std::string l;
-        size_t own = s.size() - 2;
-        for (size_t i = 0; i < own; ++i) {
-          size_t pos = nb - own + i;
-          size_t other_own = other.size() - 2;
-          int64_t other_size = pos >= nb - other_own ? other[pos - (nb - other_own)] : 1;
-          l += s[i] == 1 && other_size != 1 ? '1' : out[pos];
-        }
-        return l;
-      };
-      eq = letters_for(*as, *bs) + "mk," + letters_for(*bs, *as) + "kn->" + out + "mn";
-    }
+    std::optional<std::string> eq = ir::matmul_equation(*as, *bs);
+    if (!eq) return false;
     std::vector<int> ins{tensor(a_id), tensor(b_id)};
     if (bias_id >= 0 && is_plain_tensor(bias_id)) {
       ins.push_back(tensor(bias_id));
       auto* s = shape_of(bias_id);
-      eq.insert(eq.find("->"), std::string(",") + (s && s->size() == 1 ? "n" : "mn"));
+      eq->insert(eq->find("->"), std::string(",") + (s && s->size() == 1 ? "n" : "mn"));
     }
     auto& o = emit(OpKind::Contract, name, ins, tensors_of(op["outputs"]), op);
-    o.equation = eq;
+    o.equation = *eq;
     return true;
   }
 
   bool einsum(const json& op, const std::string& equation, const std::vector<int>& operand_ids) {
-    std::string eq;
-    for (char c : equation)
-      if (c != ' ') eq += c;
-    if (eq.find("->") == std::string::npos) {
-      std::string once;
-      for (char c : eq)
-        if (std::isalpha(static_cast<unsigned char>(c)) && std::count(eq.begin(), eq.end(), c) == 1) once += c;
-      std::sort(once.begin(), once.end());
-      eq += "->" + once;
-    }
     std::vector<const ir::Shape*> shapes;
-    size_t max_rank = 0;
     for (int id : operand_ids) {
       shapes.push_back(shape_of(id));
       if (!shapes.back()) return false;
-      max_rank = std::max(max_rank, shapes.back()->size());
-    }
-    std::map<char, char> rename;
-    std::string pool = "abcdefghijklmnopqrstuvwxyz";
-    size_t next = 0, part = 0;
-    std::string result, ellipsis_letters;
-    for (size_t i = 0; i < eq.size(); ++i) {
-      char c = eq[i];
-      if (c == '.' && eq.compare(i, 3, "...") == 0) {
-        size_t explicit_letters = 0, k = i;
-        while (k > 0 && eq[k - 1] != ',' && eq[k - 1] != '>') --k;
-        for (size_t m = k; m < eq.size() && eq[m] != ',' && eq[m] != '-'; ++m)
-          if (std::isalpha(static_cast<unsigned char>(eq[m]))) ++explicit_letters;
-        size_t rank = part < shapes.size() ? shapes[part]->size() : max_rank;
-        size_t n = rank > explicit_letters ? rank - explicit_letters : 0;
-        while (ellipsis_letters.size() < n && next < pool.size()) ellipsis_letters += pool[next++];
-        result += ellipsis_letters.substr(ellipsis_letters.size() - n);
-        i += 2;
-        continue;
-      }
-      if (c == ',') ++part;
-      if (std::isalpha(static_cast<unsigned char>(c))) {
-        if (!rename.count(c)) rename[c] = next < pool.size() ? pool[next++] : 'z';
-        result += rename[c];
-      } else {
-        result += c;
-      }
     }
     std::vector<int> ins;
     for (int id : operand_ids) ins.push_back(tensor(id));
-    emit(OpKind::Contract, name_for("einsum"), ins, tensors_of(op["outputs"]), op).equation = result;
+    emit(OpKind::Contract, name_for("einsum"), ins, tensors_of(op["outputs"]), op).equation = ir::einsum_equation(equation, shapes);
     return true;
   }
 
@@ -647,13 +599,7 @@ class Translator {
           record(OpKind::Reshape, base);
           return;
         }
-        auto& o = emit(OpKind::Repeat, name_for(base), {tins[0]}, outs, op);
-        for (size_t i = 0; i < os.size(); ++i) {
-          size_t j = i + xs->size() - os.size();
-          if (i + xs->size() < os.size() || (*xs)[j] != os[i]) o.dims.push_back(static_cast<int>(i));
-        }
-        o.sizes = {0};
-        return;
+        return repeat_to(op, base, tins[0], outs, *xs, os);
       }
       emit(OpKind::Reshape, name_for(base), {tins[0]}, outs, op);
       return;
@@ -780,13 +726,7 @@ class Translator {
       return;
     }
     if (base == "repeat") {
-      auto& o = emit(OpKind::Repeat, name_for(base), {tins[0]}, outs, op);
-      for (size_t i = 0; i < os.size(); ++i) {
-        size_t j = i + xs->size() - os.size();
-        if (i + xs->size() < os.size() || (*xs)[j] != os[i]) o.dims.push_back(static_cast<int>(i));
-      }
-      o.sizes = {0};
-      return;
+      return repeat_to(op, base, tins[0], outs, *xs, os);
     }
     if (base == "index" || base == "gather" || base == "index_select" || base == "take_along_dim") {
       auto& o = emit(OpKind::Gather, name_for(base == "index" ? "[]" : base), tins, outs, op);
@@ -836,11 +776,7 @@ class Translator {
   uint64_t subtree_signature(int module) const {
     const auto& mod = m_.modules[module];
     uint64_t h = std::hash<std::string>()(mod.class_name);
-    for (int p : mod.parameters) {
-      const auto& param = m_.parameters[p];
-      h = mix(h, std::hash<std::string>()(param.name.substr(param.name.rfind('.') + 1)));
-      for (auto d : param.shape) h = mix(h, static_cast<uint64_t>(d));
-    }
+    for (int p : mod.parameters) h = mix_tensor(h, m_.parameters[p].name, m_.parameters[p].shape);
     for (size_t c = 0; c < mod.children.size(); ++c) {
       h = mix(h, std::hash<std::string>()(mod.child_keys[c]));
       h = mix(h, subtree_signature(mod.children[c]));
@@ -966,16 +902,8 @@ class Translator {
       if (done[i]) return mod.structure_hash;
       done[i] = 1;
       uint64_t h = std::hash<std::string>()(mod.class_name);
-      for (int p : mod.parameters) {
-        const auto& param = m_.parameters[p];
-        h = mix(h, std::hash<std::string>()(param.name.substr(param.name.rfind('.') + 1)));
-        for (auto d : param.shape) h = mix(h, static_cast<uint64_t>(d));
-      }
-      for (int b : mod.buffers) {
-        const auto& buf = m_.buffers[b];
-        h = mix(h, std::hash<std::string>()(buf.name.substr(buf.name.rfind('.') + 1)));
-        for (auto d : buf.shape) h = mix(h, static_cast<uint64_t>(d));
-      }
+      for (int p : mod.parameters) h = mix_tensor(h, m_.parameters[p].name, m_.parameters[p].shape);
+      for (int b : mod.buffers) h = mix_tensor(h, m_.buffers[b].name, m_.buffers[b].shape);
       for (size_t c = 0; c < mod.children.size(); ++c) {
         h = mix(h, std::hash<std::string>()(mod.child_keys[c]));
         h = mix(h, hash(mod.children[c]));

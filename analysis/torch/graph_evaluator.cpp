@@ -123,13 +123,7 @@ class Evaluator {
     }
   }
 
-  Slot make_input(const c10::IValue& v, bool known, const c10::TypePtr& type) {
-    Slot s;
-    s.v = v;
-    s.known = known;
-    s.id = record(v, known, type);
-    return s;
-  }
+  Slot make_input(const c10::IValue& v, bool known, const c10::TypePtr& type) { return fresh(v, known, type); }
 
   std::unordered_map<int, int> taint_;         // value id -> forward input index
   std::vector<char> decided_;                  // probing: input index -> shape found
@@ -138,6 +132,35 @@ class Evaluator {
   using Env = std::unordered_map<const Value*, Slot>;
 
   // ---- values ---------------------------------------------------------------------------------
+
+  // The kind and value of a scalar or a list of scalars; false for any other value.
+  static bool record_scalar(const c10::IValue& v, ValueRecord& r) {
+    auto set = [&r](const char* kind, nlohmann::json value) {
+      r.kind = kind;
+      r.value = std::move(value);
+      return true;
+    };
+    if (v.isInt()) return set("int", v.toInt());
+    if (v.isDouble()) {
+      double d = v.toDouble();
+      return set("float", std::isfinite(d) ? nlohmann::json(d) : nlohmann::json(d > 0 ? "inf" : d < 0 ? "-inf" : "nan"));
+    }
+    if (v.isBool()) return set("bool", v.toBool());
+    if (v.isString()) return set("str", v.toStringRef());
+    if (v.isNone()) {
+      r.kind = "none";
+      return true;
+    }
+    if (v.isDevice()) return set("device", v.toDevice().str());
+    if (v.isIntList()) return set("list", v.toIntVector());
+    if (v.isDoubleList()) return set("list", v.toDoubleVector());
+    if (v.isBoolList()) {
+      std::vector<bool> b;
+      for (bool x : v.toBoolList()) b.push_back(x);
+      return set("list", b);
+    }
+    return false;
+  }
 
   int record(const c10::IValue& v, bool known, const c10::TypePtr& type) {
     ValueRecord r;
@@ -162,36 +185,8 @@ class Evaluator {
       } else {
         r.kind = "none";
       }
-    } else if (v.isInt()) {
-      r.kind = "int";
-      r.value = v.toInt();
-    } else if (v.isDouble()) {
-      r.kind = "float";
-      double d = v.toDouble();
-      if (std::isfinite(d)) r.value = d;
-      else r.value = d > 0 ? "inf" : d < 0 ? "-inf" : "nan";
-    } else if (v.isBool()) {
-      r.kind = "bool";
-      r.value = v.toBool();
-    } else if (v.isString()) {
-      r.kind = "str";
-      r.value = v.toStringRef();
-    } else if (v.isNone()) {
-      r.kind = "none";
-    } else if (v.isDevice()) {
-      r.kind = "device";
-      r.value = v.toDevice().str();
-    } else if (v.isIntList()) {
-      r.kind = "list";
-      r.value = v.toIntVector();
-    } else if (v.isDoubleList()) {
-      r.kind = "list";
-      r.value = v.toDoubleVector();
-    } else if (v.isBoolList()) {
-      r.kind = "list";
-      std::vector<bool> b;
-      for (bool x : v.toBoolList()) b.push_back(x);
-      r.value = b;
+    } else if (record_scalar(v, r)) {
+      // int, float, bool, str, None, device, and lists of numbers or bools
     } else if (v.isList() || v.isTuple()) {
       r.kind = v.isList() ? "list" : "tuple";
       std::vector<c10::IValue> elems;

@@ -8,6 +8,8 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <c10/util/Logging.h>
@@ -36,14 +38,47 @@ const char* kUsage =
     "  unsharded forward. Exit status: 0 every checked component agrees; 1 the model cannot be loaded\n"
     "  or run; 2 usage; 4 a component differs beyond the tolerance; 5 the plan does not fit the model.\n";
 
-std::optional<int64_t> positive(const std::string& s) {
+// All of s as a number, or nothing.
+template <class Number>
+std::optional<Number> number(const std::string& s) {
   try {
     size_t used = 0;
-    long long v = std::stoll(s, &used);
-    if (used == s.size() && v > 0) return v;
+    Number v;
+    if constexpr (std::is_same_v<Number, double>) v = std::stod(s, &used);
+    else if constexpr (std::is_same_v<Number, long long>) v = std::stoll(s, &used);
+    else v = std::stoull(s, &used);
+    if (used == s.size()) return v;
   } catch (...) {
   }
   return std::nullopt;
+}
+
+std::optional<int64_t> positive(const std::string& s) {
+  auto v = number<long long>(s);
+  return v && *v > 0 ? std::optional<int64_t>(*v) : std::nullopt;
+}
+
+std::optional<double> positive_real(const std::string& s) {
+  auto v = number<double>(s);
+  return v && *v > 0 ? v : std::nullopt;
+}
+
+// "AxB" of two positive integers.
+std::optional<std::pair<int64_t, int64_t>> size_pair(const std::string& s) {
+  auto x = s.find('x');
+  auto a = x == std::string::npos ? std::nullopt : positive(s.substr(0, x));
+  auto b = a ? positive(s.substr(x + 1)) : std::nullopt;
+  if (!a || !b) return std::nullopt;
+  return std::make_pair(*a, *b);
+}
+
+// A flag's value as `parse` reads it; nothing, and the usage message, if it does not parse.
+template <class Parse>
+auto parsed(const std::optional<std::string>& v, Parse parse, const char* usage) -> decltype(parse(*v)) {
+  if (!v) return std::nullopt;
+  auto r = parse(*v);
+  if (!r) std::fprintf(stderr, "shardlens-graph: %s\n", usage);
+  return r;
 }
 
 bool parse_input(const std::string& text, shardlens::torchgraph::InputSpec& spec) {
@@ -97,17 +132,10 @@ int main(int argc, char** argv) {
       }
       (a == "--batch" ? options.batch : options.tokens) = *n;
     } else if (a == "--spatial") {
-      auto v = value();
-      if (!v) return 2;
-      auto x = v->find('x');
-      auto h = x == std::string::npos ? std::nullopt : positive(v->substr(0, x));
-      auto w = h ? positive(v->substr(x + 1)) : std::nullopt;
-      if (!h || !w) {
-        std::fprintf(stderr, "shardlens-graph: --spatial must be HxW, e.g. 64x64\n");
-        return 2;
-      }
-      options.spatial[0] = *h;
-      options.spatial[1] = *w;
+      auto hw = parsed(value(), size_pair, "--spatial must be HxW, e.g. 64x64");
+      if (!hw) return 2;
+      options.spatial[0] = hw->first;
+      options.spatial[1] = hw->second;
     } else if (a == "--input") {
       auto v = value();
       shardlens::torchgraph::InputSpec spec;
@@ -129,39 +157,18 @@ int main(int argc, char** argv) {
       if (!v) return 2;
       verify_plan = *v;
     } else if (a == "--mesh") {
-      auto v = value();
-      if (!v) return 2;
-      auto x = v->find('x');
-      auto r = x == std::string::npos ? std::nullopt : positive(v->substr(0, x));
-      auto c = r ? positive(v->substr(x + 1)) : std::nullopt;
-      if (!r || !c) {
-        std::fprintf(stderr, "shardlens-graph: --mesh must be RxC, e.g. 1x4\n");
-        return 2;
-      }
-      check.rows = *r;
-      check.cols = *c;
+      auto rc = parsed(value(), size_pair, "--mesh must be RxC, e.g. 1x4");
+      if (!rc) return 2;
+      check.rows = rc->first;
+      check.cols = rc->second;
     } else if (a == "--tolerance") {
-      auto v = value();
-      if (!v) return 2;
-      try {
-        size_t used = 0;
-        check.tolerance = std::stod(*v, &used);
-        if (used != v->size() || !(check.tolerance > 0)) throw std::invalid_argument("");
-      } catch (...) {
-        std::fprintf(stderr, "shardlens-graph: --tolerance must be a positive number\n");
-        return 2;
-      }
+      auto t = parsed(value(), positive_real, "--tolerance must be a positive number");
+      if (!t) return 2;
+      check.tolerance = *t;
     } else if (a == "--seed") {
-      auto v = value();
-      if (!v) return 2;
-      try {
-        size_t used = 0;
-        check.seed = std::stoull(*v, &used);
-        if (used != v->size()) throw std::invalid_argument("");
-      } catch (...) {
-        std::fprintf(stderr, "shardlens-graph: --seed must be a non-negative integer\n");
-        return 2;
-      }
+      auto n = parsed(value(), number<unsigned long long>, "--seed must be a non-negative integer");
+      if (!n) return 2;
+      check.seed = *n;
     } else if (a == "--no-graph") {
       graph = false;
     } else if (!a.empty() && a[0] == '-') {

@@ -11,7 +11,7 @@ For every case (the shared fixtures, a multi-mesh plan, a model whose plan falls
   - citations: arXiv links for the papers the layouts rest on, a numbered Sources list of links;
   - a Mermaid flowchart exists; the SVG is well-formed XML with one panel per mesh and one bar per
     component with collectives (the budget table's components), bytes matching the plan;
-  - compiler limits: the knowledge base (analysis/emit/compiler_limits.json) is re-matched here
+  - compiler limits: the knowledge base (analysis/report/compiler_limits.json) is re-matched here
     independently from the plan JSON, and every limit whose pattern the plan hits is reported as hit;
     case-specific limits are checked by id;
   - the Memory fallback section appears exactly when a mesh plan falls back.
@@ -286,7 +286,7 @@ def main():
     ap.add_argument("--shardlens", required=True)
     ap.add_argument("--fixtures", default=os.path.join(ROOT, "..", "shared", "fixtures"))
     a = ap.parse_args()
-    kb = json.load(open(os.path.join(ROOT, "analysis", "emit", "compiler_limits.json"), encoding="utf-8"))
+    kb = json.load(open(os.path.join(ROOT, "analysis", "report", "compiler_limits.json"), encoding="utf-8"))
     fx = lambda name: os.path.join(a.fixtures, name)
     cases = [
         ("gpt", fx("gpt.py"), [], {"pairs": [(("h.*.attn.qkv",), "h.*.attn.proj"), (("h.*.mlp.up",), "h.*.mlp.down")],

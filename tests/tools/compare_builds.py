@@ -7,7 +7,10 @@ runs `inspect --format json`, `plan --format json` and `report -o -` with each b
 script's folder, and compares stdout (with the plan's `"plan_ms": ...` line, a timing, masked) and
 the exit status (stderr is compared too, reported apart:
 a message may change on purpose). Prints one line per difference and a summary; exit status 1 when
-stdout or an exit status differs."""
+stdout or an exit status differs.
+
+--library-lines-may-move: spans inside shardlens' bundled library models ("<shardlens-library>/...")
+are compared by file only, for a change that moves lines within those files and nothing else."""
 import argparse
 import concurrent.futures
 import glob
@@ -18,6 +21,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMING = re.compile(rb'"plan_ms": [0-9.e+-]+')
+LIBRARY_SPAN = re.compile(rb'"column": \d+,\s*"end_column": \d+,\s*"end_line": \d+,\s*("file": "<shardlens-library>/[^"]*"),\s*"line": \d+')
+LIBRARY_PLACE = re.compile(rb'(<shardlens-library>/[^\s:"]+):\d+(:\d+)?')
 COMMANDS = (["inspect", "--format", "json"], ["plan", "--format", "json"], ["report", "-o", "-"])
 
 
@@ -41,8 +46,16 @@ def run(exe, command, script, timeout):
         return "timeout", b"", b""
 
 
-def compare(old, new, command, script, timeout):
+def without_library_lines(result):
+    code, out, err = result
+    out = LIBRARY_PLACE.sub(rb"\1", LIBRARY_SPAN.sub(rb"\1", out))
+    return code, out, LIBRARY_PLACE.sub(rb"\1", err)
+
+
+def compare(old, new, command, script, timeout, library_lines_may_move):
     a, b = run(old, command, script, timeout), run(new, command, script, timeout)
+    if library_lines_may_move:
+        a, b = without_library_lines(a), without_library_lines(b)
     return command[0], script, a, b
 
 
@@ -54,12 +67,13 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--corpus")
+    ap.add_argument("--library-lines-may-move", action="store_true")
     args = ap.parse_intermixed_args()
     files = [os.path.abspath(f) for f in args.files] or scripts(args.corpus)
     old, new = os.path.abspath(args.old), os.path.abspath(args.new)
     stdout_diffs = stderr_diffs = runs = 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(compare, old, new, c, f, args.timeout) for f in files for c in COMMANDS]
+        futures = [pool.submit(compare, old, new, c, f, args.timeout, args.library_lines_may_move) for f in files for c in COMMANDS]
         for fut in concurrent.futures.as_completed(futures):
             name, script, (rc_a, out_a, err_a), (rc_b, out_b, err_b) = fut.result()
             runs += 1

@@ -7,10 +7,10 @@
 #include <sstream>
 #include <string>
 
-#include "emit/citations.h"
-#include "emit/compiler_limits.h"
-#include "emit/report.h"
-#include "emit/report_facts.h"
+#include "report/citations.h"
+#include "report/compiler_limits.h"
+#include "report/report.h"
+#include "report/report_facts.h"
 #include "plan_helpers.h"
 
 using namespace shardlens;
@@ -42,7 +42,7 @@ plan::Collective collective(plan::Ccl kind, const std::string& at, int count, do
   return c;
 }
 
-const emit::LimitMatch* find(const std::vector<emit::LimitMatch>& ms, const std::string& id) {
+const report::LimitMatch* find(const std::vector<report::LimitMatch>& ms, const std::string& id) {
   for (auto& m : ms)
     if (m.limit->id == id) return &m;
   return nullptr;
@@ -66,12 +66,12 @@ model = MLP()
 
 TEST_CASE("Compiler limits: the knowledge base file parses and is the one built in", "[report][limits]") {
   std::string error;
-  auto limits = emit::parse_compiler_limits(read_source("analysis/emit/compiler_limits.json"), error);
+  auto limits = report::parse_compiler_limits(read_source("analysis/report/compiler_limits.json"), error);
   CHECK(error.empty());
   REQUIRE(limits.size() >= 7);
-  CHECK(emit::builtin_compiler_limits().size() == limits.size());
+  CHECK(report::builtin_compiler_limits().size() == limits.size());
   for (size_t i = 0; i < limits.size(); ++i) {
-    CHECK(emit::builtin_compiler_limits()[i].id == limits[i].id);
+    CHECK(report::builtin_compiler_limits()[i].id == limits[i].id);
     CHECK(!limits[i].tracking.empty());
     CHECK(!limits[i].workaround.empty());
   }
@@ -85,24 +85,24 @@ TEST_CASE("Compiler limits: the knowledge base file parses and is the one built 
 
 TEST_CASE("Compiler limits: malformed entries are refused with a reason", "[report][limits]") {
   std::string error;
-  CHECK(emit::parse_compiler_limits("not json", error).empty());
+  CHECK(report::parse_compiler_limits("not json", error).empty());
   CHECK(!error.empty());
   const char* no_when = R"({"limits": [{"id": "x", "title": "t", "symptom": "s", "workaround": "w",
       "tracking": [{"name": "tt-mlir #1", "url": "https://github.com/tenstorrent/tt-mlir/issues/1"}]}]})";
-  CHECK(emit::parse_compiler_limits(no_when, error).empty());
+  CHECK(report::parse_compiler_limits(no_when, error).empty());
   CHECK(error.find("when") != std::string::npos);
   const char* unknown_kind = R"({"limits": [{"id": "x", "title": "t", "symptom": "s", "workaround": "w", "when": [{"weather": "rain"}],
       "tracking": [{"name": "tt-mlir #1", "url": "https://github.com/tenstorrent/tt-mlir/issues/1"}]}]})";
-  CHECK(emit::parse_compiler_limits(unknown_kind, error).empty());
+  CHECK(report::parse_compiler_limits(unknown_kind, error).empty());
   CHECK(error.find("condition") != std::string::npos);
   const char* bad_url = R"({"limits": [{"id": "x", "title": "t", "symptom": "s", "workaround": "w", "when": [{"layout": ["vocab"]}],
       "tracking": [{"name": "tt-mlir #1", "url": "ftp://example"}]}]})";
-  CHECK(emit::parse_compiler_limits(bad_url, error).empty());
+  CHECK(report::parse_compiler_limits(bad_url, error).empty());
   CHECK(error.find("https") != std::string::npos);
 }
 
 TEST_CASE("Compiler limits: patterns match plans, and nothing else", "[report][limits]") {
-  const auto& kb = emit::builtin_compiler_limits();
+  const auto& kb = report::builtin_compiler_limits();
   ir::ModelIR model;
   plan::PlanResult r;
   r.ok = true;
@@ -110,7 +110,7 @@ TEST_CASE("Compiler limits: patterns match plans, and nothing else", "[report][l
   mp.mesh.cols = 8;
   SECTION("a clean plan matches nothing") {
     mp.collectives.push_back(collective(plan::Ccl::AllReduce, "h.*.mlp.down", 24, 4096, "[1, 1, 2048] (batch, seq, hidden)"));
-    CHECK(emit::match_compiler_limits(kb, model, r).empty());
+    CHECK(report::match_compiler_limits(kb, model, r).empty());
   }
   SECTION("a divisibility diagnostic is an uneven-sharding hit") {
     plan::Diagnostic d;
@@ -118,7 +118,7 @@ TEST_CASE("Compiler limits: patterns match plans, and nothing else", "[report][l
     d.severity = "warning";
     d.message = "8 key/value heads do not divide the 'model' axis (32)";
     r.diagnostics.push_back(d);
-    auto ms = emit::match_compiler_limits(kb, model, r);
+    auto ms = report::match_compiler_limits(kb, model, r);
     auto* m = find(ms, "uneven-sharding");
     REQUIRE(m);
     CHECK(m->hit);
@@ -127,7 +127,7 @@ TEST_CASE("Compiler limits: patterns match plans, and nothing else", "[report][l
   SECTION("collectives match on kind and tensor roles") {
     mp.collectives.push_back(collective(plan::Ccl::AllReduce, "stages.*.conv2", 3, 4 << 20, "[1, 512, 64, 64] (batch, channels, spatial, spatial)"));
     mp.collectives.push_back(collective(plan::Ccl::AllGather, "output", 1, 100000, "[1, 1, 50304] (batch, seq, vocab)"));
-    auto ms = emit::match_compiler_limits(kb, model, r);
+    auto ms = report::match_compiler_limits(kb, model, r);
     REQUIRE(find(ms, "image-activation-gather"));
     CHECK(find(ms, "image-activation-gather")->hit);
     REQUIRE(find(ms, "lm-head-gather"));
@@ -135,7 +135,7 @@ TEST_CASE("Compiler limits: patterns match plans, and nothing else", "[report][l
     // A reduce-scatter of the same image tensor is not the pattern.
     mp.collectives.clear();
     mp.collectives.push_back(collective(plan::Ccl::ReduceScatter, "stages.*.conv2", 3, 4 << 20, "[1, 512, 64, 64] (batch, channels, spatial, spatial)"));
-    CHECK(find(emit::match_compiler_limits(kb, model, r), "image-activation-gather") == nullptr);
+    CHECK(find(report::match_compiler_limits(kb, model, r), "image-activation-gather") == nullptr);
   }
   SECTION("a rejected all-to-all alternative shapes the plan but is not a hit") {
     plan::Alternative a;
@@ -143,18 +143,18 @@ TEST_CASE("Compiler limits: patterns match plans, and nothing else", "[report][l
     a.feasible = true;
     a.why_rejected = "2.04 ms slower per forward";
     mp.alternatives.push_back(a);
-    auto ms = emit::match_compiler_limits(kb, model, r);
+    auto ms = report::match_compiler_limits(kb, model, r);
     auto* m = find(ms, "all-to-all-p2p");
     REQUIRE(m);
     CHECK_FALSE(m->hit);
     // An infeasible one does not count.
     mp.alternatives[0].feasible = false;
-    CHECK(find(emit::match_compiler_limits(kb, model, r), "all-to-all-p2p") == nullptr);
+    CHECK(find(report::match_compiler_limits(kb, model, r), "all-to-all-p2p") == nullptr);
   }
   SECTION("evidence is capped") {
     for (int i = 0; i < 6; ++i)
       mp.collectives.push_back(collective(plan::Ccl::AllGather, "l." + std::to_string(i), 1, 1000, "[1, 8, 32, 32] (batch, channels, spatial, spatial)"));
-    auto ms = emit::match_compiler_limits(kb, model, r);
+    auto ms = report::match_compiler_limits(kb, model, r);
     auto* m = find(ms, "image-activation-gather");
     REQUIRE(m);
     CHECK(m->evidence.size() == 4);
@@ -163,7 +163,7 @@ TEST_CASE("Compiler limits: patterns match plans, and nothing else", "[report][l
 }
 
 TEST_CASE("Report facts: patterns, roles, budget attribution", "[report]") {
-  using namespace emit::detail;
+  using namespace report::detail;
   CHECK(module_pattern("layers.3.moe.experts.12.w1") == "layers.*.moe.experts.*.w1");
   CHECK(module_pattern("h") == "h");
   CHECK(owner_of("h.0.attn.qkv.weight") == "h.0.attn.qkv");
@@ -202,15 +202,15 @@ TEST_CASE("Report facts: patterns, roles, budget attribution", "[report]") {
 TEST_CASE("Report: column→row pairs and the whole document for an MLP", "[report]") {
   auto p = plan_script(kMlp);
   const auto& mp = p.result.meshes.at(0);
-  auto pairs = emit::detail::column_row_pairs(p.model, mp);
+  auto pairs = report::detail::column_row_pairs(p.model, mp);
   REQUIRE(pairs.size() == 1);
   CHECK(pairs[0].columns == std::vector<std::string>{"fc1"});
   CHECK(pairs[0].row == "fc2");
   plan::PlanOptions o;
   o.meshes = {mesh("1x8")};
-  emit::ReportOptions ro;
+  report::ReportOptions ro;
   ro.script_path = "mlp.py";
-  std::string md = emit::report_markdown(p.model, p.result, o, ro);
+  std::string md = report::report_markdown(p.model, p.result, o, ro);
   size_t last = 0;
   for (const char* s : {"## 1. Model & target", "## 2. Architecture", "## 3. Recommended strategy", "## 4. Per-component design", "## 5. CCL budget",
                         "## 6. Bottlenecks & compiler limitations", "## 7. Sources"}) {
@@ -228,15 +228,15 @@ TEST_CASE("Report: column→row pairs and the whole document for an MLP", "[repo
   CHECK(md.find("https://arxiv.org/abs/1909.08053") != std::string::npos);
   CHECK(md.find("### Memory fallback") == std::string::npos);
   // The same inputs, the same bytes.
-  CHECK(emit::report_markdown(p.model, p.result, o, ro) == md);
-  std::string svg = emit::ccl_chart_svg(p.model, p.result);
+  CHECK(report::report_markdown(p.model, p.result, o, ro) == md);
+  std::string svg = report::ccl_chart_svg(p.model, p.result);
   CHECK(svg.rfind("<?xml", 0) == 0);
   CHECK(occurrences(svg, "class=\"bar\"") == 1);
   CHECK(svg.find("data-component=\"fc2\"") != std::string::npos);
 }
 
 TEST_CASE("Citations: issue and arXiv references become links, recorded once", "[report]") {
-  emit::detail::Citations c;
+  report::detail::Citations c;
   std::string s = c.linkify("pad the heads (tt-xla #4881, #5017); see tt-mlir #8216 and arXiv:1909.08053.");
   CHECK(s.find("[tt-xla #4881](https://github.com/tenstorrent/tt-xla/issues/4881)") != std::string::npos);
   CHECK(s.find("[tt-xla #5017](https://github.com/tenstorrent/tt-xla/issues/5017)") != std::string::npos);
@@ -245,9 +245,9 @@ TEST_CASE("Citations: issue and arXiv references become links, recorded once", "
   c.cite("megatron");
   CHECK(c.cited().size() == 4);  // the arXiv number is Megatron's: one source
   CHECK(c.cite("no-such-source").empty());
-  CHECK(emit::detail::md_escape("a|b*c_d") == "a\\|b\\*c\\_d");
-  CHECK(emit::chart_path_for("out/sharding_analysis.md") == "out/sharding_analysis.ccl_bytes.svg");
-  CHECK(emit::chart_path_for("report") == "report.ccl_bytes.svg");
+  CHECK(report::detail::md_escape("a|b*c_d") == "a\\|b\\*c\\_d");
+  CHECK(report::chart_path_for("out/sharding_analysis.md") == "out/sharding_analysis.ccl_bytes.svg");
+  CHECK(report::chart_path_for("report") == "report.ccl_bytes.svg");
 }
 
 TEST_CASE("Report: a failed or empty plan still gives the seven sections", "[report]") {
@@ -256,10 +256,10 @@ TEST_CASE("Report: a failed or empty plan still gives the seven sections", "[rep
   plan::PlanResult failed;
   failed.error = "the model's forward() could not be traced";
   plan::PlanOptions o;
-  std::string md = emit::report_markdown(model, failed, o, {});
+  std::string md = report::report_markdown(model, failed, o, {});
   CHECK(md.find("**The plan failed:**") != std::string::npos);
   for (const char* s : {"## 1. ", "## 2. ", "## 3. ", "## 4. ", "## 5. ", "## 6. ", "## 7. "}) CHECK(md.find(s) != std::string::npos);
-  std::string svg = emit::ccl_chart_svg(model, failed);
+  std::string svg = report::ccl_chart_svg(model, failed);
   CHECK(occurrences(svg, "class=\"bar\"") == 0);
   CHECK(svg.find("</svg>") != std::string::npos);
 }

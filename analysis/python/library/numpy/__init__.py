@@ -15,28 +15,7 @@ int64 = "int64"
 bool_ = "bool"
 
 
-def log(x):
-    return math.log(x)
-
-
-def log2(x):
-    return math.log2(x)
-
-
-def exp(x):
-    return math.exp(x)
-
-
-def sqrt(x):
-    return math.sqrt(x)
-
-
-def ceil(x):
-    return math.ceil(x)
-
-
-def floor(x):
-    return math.floor(x)
+log, log2, exp, sqrt, ceil, floor = math.log, math.log2, math.exp, math.sqrt, math.ceil, math.floor
 
 
 def prod(values):

@@ -6,6 +6,28 @@ import os
 from .utils.hub import cached_file
 
 
+def set_from_keywords(config, kwargs, defaults):
+    """config.<name> = kwargs.pop(name, default) for each (name, default), in order."""
+    for name, default in defaults:
+        setattr(config, name, kwargs.pop(name, default))
+
+
+# PretrainedConfig's attributes, with their defaults, in the real class's order.
+_OUTPUT_OPTIONS = (("return_dict", True), ("output_hidden_states", False), ("output_attentions", False),
+                   ("torchscript", False))
+_ARCHITECTURE_OPTIONS = (
+    ("tie_word_embeddings", True), ("chunk_size_feed_forward", 0), ("is_encoder_decoder", False),
+    ("is_decoder", False), ("cross_attention_hidden_size", None), ("add_cross_attention", False),
+    ("tie_encoder_decoder", False), ("architectures", None), ("finetuning_task", None), ("id2label", None),
+    ("label2id", None),
+)
+_TOKEN_OPTIONS = (
+    ("tokenizer_class", None), ("prefix", None), ("bos_token_id", None), ("pad_token_id", None),
+    ("eos_token_id", None), ("sep_token_id", None), ("decoder_start_token_id", None), ("task_specific_params", None),
+    ("problem_type", None),
+)
+
+
 class PretrainedConfig:
     model_type = ""
     base_config_key = ""
@@ -28,38 +50,17 @@ class PretrainedConfig:
         return super().__getattribute__(key)
 
     def __init__(self, **kwargs):
-        self.return_dict = kwargs.pop("return_dict", True)
-        self.output_hidden_states = kwargs.pop("output_hidden_states", False)
-        self.output_attentions = kwargs.pop("output_attentions", False)
-        self.torchscript = kwargs.pop("torchscript", False)
+        set_from_keywords(self, kwargs, _OUTPUT_OPTIONS)
         self.torch_dtype = kwargs.pop("torch_dtype", kwargs.pop("dtype", None))
         self.use_bfloat16 = kwargs.pop("use_bfloat16", False)
         self.pruned_heads = kwargs.pop("pruned_heads", {})
-        self.tie_word_embeddings = kwargs.pop("tie_word_embeddings", True)
-        self.chunk_size_feed_forward = kwargs.pop("chunk_size_feed_forward", 0)
-        self.is_encoder_decoder = kwargs.pop("is_encoder_decoder", False)
-        self.is_decoder = kwargs.pop("is_decoder", False)
-        self.cross_attention_hidden_size = kwargs.pop("cross_attention_hidden_size", None)
-        self.add_cross_attention = kwargs.pop("add_cross_attention", False)
-        self.tie_encoder_decoder = kwargs.pop("tie_encoder_decoder", False)
-        self.architectures = kwargs.pop("architectures", None)
-        self.finetuning_task = kwargs.pop("finetuning_task", None)
-        self.id2label = kwargs.pop("id2label", None)
-        self.label2id = kwargs.pop("label2id", None)
+        set_from_keywords(self, kwargs, _ARCHITECTURE_OPTIONS)
         if self.id2label is not None:
             kwargs.pop("num_labels", None)
             self.id2label = {int(key): value for key, value in self.id2label.items()}
         else:
             self.num_labels = kwargs.pop("num_labels", 2)
-        self.tokenizer_class = kwargs.pop("tokenizer_class", None)
-        self.prefix = kwargs.pop("prefix", None)
-        self.bos_token_id = kwargs.pop("bos_token_id", None)
-        self.pad_token_id = kwargs.pop("pad_token_id", None)
-        self.eos_token_id = kwargs.pop("eos_token_id", None)
-        self.sep_token_id = kwargs.pop("sep_token_id", None)
-        self.decoder_start_token_id = kwargs.pop("decoder_start_token_id", None)
-        self.task_specific_params = kwargs.pop("task_specific_params", None)
-        self.problem_type = kwargs.pop("problem_type", None)
+        set_from_keywords(self, kwargs, _TOKEN_OPTIONS)
         self._name_or_path = str(kwargs.pop("name_or_path", ""))
         self._commit_hash = kwargs.pop("_commit_hash", None)
         self._attn_implementation_internal = kwargs.pop("attn_implementation", None)

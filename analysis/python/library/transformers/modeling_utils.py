@@ -2,6 +2,7 @@
 import copy
 
 import torch
+from _shardlens_common.modules import ModelQueries, as_loaded, set_gradient_checkpointing
 from torch import nn
 
 from .configuration_utils import PretrainedConfig
@@ -48,27 +49,8 @@ def _torch_dtype(dtype, config):
     return dtype
 
 
-class ModuleUtilsMixin:
-    """The mask and dtype helpers older model files call from their forward."""
-
-    @property
-    def device(self):
-        for p in self.parameters():
-            return p.device
-        return torch.device("cpu")
-
-    @property
-    def dtype(self):
-        for p in self.parameters():
-            return p.dtype
-        return torch.float32
-
-    def num_parameters(self, only_trainable=False, exclude_embeddings=False):
-        total = 0
-        for p in self.parameters():
-            if p.requires_grad or not only_trainable:
-                total += p.numel()
-        return total
+class ModuleUtilsMixin(ModelQueries):
+    """The mask and dtype helpers older model files call from their forward (device and dtype: ModelQueries)."""
 
     def invert_attention_mask(self, encoder_attention_mask):
         if encoder_attention_mask.dim() == 3:
@@ -246,21 +228,10 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         return issubclass(cls, GenerationMixin)
 
     def gradient_checkpointing_enable(self, gradient_checkpointing_kwargs=None):
-        for module in self.modules():
-            if hasattr(module, "gradient_checkpointing"):
-                module.gradient_checkpointing = True
+        set_gradient_checkpointing(self, True)
 
     def gradient_checkpointing_disable(self):
-        for module in self.modules():
-            if hasattr(module, "gradient_checkpointing"):
-                module.gradient_checkpointing = False
-
-    @property
-    def is_gradient_checkpointing(self):
-        for module in self.modules():
-            if getattr(module, "gradient_checkpointing", False):
-                return True
-        return False
+        set_gradient_checkpointing(self, False)
 
     @property
     def loss_function(self):
@@ -323,10 +294,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         config.name_or_path = pretrained_model_name_or_path
         model = cls(config, *model_args, **model_kwargs)
         dtype = _torch_dtype(dtype, config)
-        if dtype is not None:
-            model = model.to(dtype)
-        model.eval()
-        return model
+        return as_loaded(model, dtype)
 
     def save_pretrained(self, save_directory, **kwargs):
         raise NotImplementedError("shardlens' model of transformers does not save checkpoints")

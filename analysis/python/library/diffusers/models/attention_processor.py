@@ -201,8 +201,30 @@ class Attention(nn.Module):
         return encoder_hidden_states.transpose(1, 2)
 
 
-class AttnProcessor:
-    """Attention by explicit scores (bmm, softmax, bmm)."""
+def _split_heads(attn, batch_size, head_dim, query, key, value, norm_q, norm_k):
+    """[batch, seq, heads * head_dim] -> [batch, heads, seq, head_dim] for q, k and v, then the q/k norms."""
+    query = query.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
+    key = key.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
+    value = value.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
+    if norm_q is not None:
+        query = norm_q(query)
+    if norm_k is not None:
+        key = norm_k(key)
+    return query, key, value
+
+
+def _sdpa_merged(attn, batch_size, head_dim, query, key, value, **kwargs):
+    """F.scaled_dot_product_attention, its heads merged back to [batch, seq, heads * head_dim]."""
+    hidden_states = F.scaled_dot_product_attention(query, key, value, dropout_p=0.0, is_causal=False, **kwargs)
+    hidden_states = hidden_states.transpose(1, 2).reshape(batch_size, -1, attn.heads * head_dim)
+    return hidden_states.to(query.dtype)
+
+
+class _SelfOrCrossAttnProcessor:
+    """What AttnProcessor and AttnProcessor2_0 share: images as sequences, the norms, the projections and the
+    output; `attend` is the attention core between them."""
+
+    mask_per_head = False  # the mask reshaped to [batch, heads, ...] (as scaled_dot_product_attention takes it)
 
     def __call__(self, attn, hidden_states, encoder_hidden_states=None, attention_mask=None, temb=None, *args, **kwargs):
         residual = hidden_states
@@ -218,6 +240,8 @@ class AttnProcessor:
             batch_size, sequence_length, _ = encoder_hidden_states.shape
         if attention_mask is not None:
             attention_mask = attn.prepare_attention_mask(attention_mask, sequence_length, batch_size)
+            if self.mask_per_head:
+                attention_mask = attention_mask.view(batch_size, attn.heads, -1, attention_mask.shape[-1])
         if attn.group_norm is not None:
             hidden_states = attn.group_norm(hidden_states.transpose(1, 2)).transpose(1, 2)
         query = attn.to_q(hidden_states)
@@ -227,68 +251,38 @@ class AttnProcessor:
             encoder_hidden_states = attn.norm_encoder_hidden_states(encoder_hidden_states)
         key = attn.to_k(encoder_hidden_states)
         value = attn.to_v(encoder_hidden_states)
+        hidden_states = self.attend(attn, batch_size, query, key, value, attention_mask)
+        hidden_states = attn.to_out[0](hidden_states)
+        hidden_states = attn.to_out[1](hidden_states)
+        if input_ndim == 4:
+            hidden_states = hidden_states.transpose(-1, -2).reshape(batch_size, channel, height, width)
+        if attn.residual_connection:
+            hidden_states = hidden_states + residual
+        return hidden_states / attn.rescale_output_factor
+
+
+class AttnProcessor(_SelfOrCrossAttnProcessor):
+    """Attention by explicit scores (bmm, softmax, bmm)."""
+
+    def attend(self, attn, batch_size, query, key, value, attention_mask):
         query = attn.head_to_batch_dim(query)
         key = attn.head_to_batch_dim(key)
         value = attn.head_to_batch_dim(value)
         attention_probs = attn.get_attention_scores(query, key, attention_mask)
         hidden_states = torch.bmm(attention_probs, value)
-        hidden_states = attn.batch_to_head_dim(hidden_states)
-        hidden_states = attn.to_out[0](hidden_states)
-        hidden_states = attn.to_out[1](hidden_states)
-        if input_ndim == 4:
-            hidden_states = hidden_states.transpose(-1, -2).reshape(batch_size, channel, height, width)
-        if attn.residual_connection:
-            hidden_states = hidden_states + residual
-        return hidden_states / attn.rescale_output_factor
+        return attn.batch_to_head_dim(hidden_states)
 
 
-class AttnProcessor2_0:
+class AttnProcessor2_0(_SelfOrCrossAttnProcessor):
     """Attention through F.scaled_dot_product_attention."""
 
-    def __call__(self, attn, hidden_states, encoder_hidden_states=None, attention_mask=None, temb=None, *args, **kwargs):
-        residual = hidden_states
-        if attn.spatial_norm is not None:
-            hidden_states = attn.spatial_norm(hidden_states, temb)
-        input_ndim = hidden_states.ndim
-        if input_ndim == 4:
-            batch_size, channel, height, width = hidden_states.shape
-            hidden_states = hidden_states.view(batch_size, channel, height * width).transpose(1, 2)
-        if encoder_hidden_states is None:
-            batch_size, sequence_length, _ = hidden_states.shape
-        else:
-            batch_size, sequence_length, _ = encoder_hidden_states.shape
-        if attention_mask is not None:
-            attention_mask = attn.prepare_attention_mask(attention_mask, sequence_length, batch_size)
-            attention_mask = attention_mask.view(batch_size, attn.heads, -1, attention_mask.shape[-1])
-        if attn.group_norm is not None:
-            hidden_states = attn.group_norm(hidden_states.transpose(1, 2)).transpose(1, 2)
-        query = attn.to_q(hidden_states)
-        if encoder_hidden_states is None:
-            encoder_hidden_states = hidden_states
-        elif attn.norm_cross:
-            encoder_hidden_states = attn.norm_encoder_hidden_states(encoder_hidden_states)
-        key = attn.to_k(encoder_hidden_states)
-        value = attn.to_v(encoder_hidden_states)
+    mask_per_head = True
+
+    def attend(self, attn, batch_size, query, key, value, attention_mask):
         inner_dim = key.shape[-1]
         head_dim = inner_dim // attn.heads
-        query = query.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
-        key = key.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
-        value = value.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
-        if attn.norm_q is not None:
-            query = attn.norm_q(query)
-        if attn.norm_k is not None:
-            key = attn.norm_k(key)
-        hidden_states = F.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask, dropout_p=0.0,
-                                                       is_causal=False)
-        hidden_states = hidden_states.transpose(1, 2).reshape(batch_size, -1, attn.heads * head_dim)
-        hidden_states = hidden_states.to(query.dtype)
-        hidden_states = attn.to_out[0](hidden_states)
-        hidden_states = attn.to_out[1](hidden_states)
-        if input_ndim == 4:
-            hidden_states = hidden_states.transpose(-1, -2).reshape(batch_size, channel, height, width)
-        if attn.residual_connection:
-            hidden_states = hidden_states + residual
-        return hidden_states / attn.rescale_output_factor
+        query, key, value = _split_heads(attn, batch_size, head_dim, query, key, value, attn.norm_q, attn.norm_k)
+        return _sdpa_merged(attn, batch_size, head_dim, query, key, value, attn_mask=attention_mask)
 
 
 class JointAttnProcessor2_0:
@@ -302,30 +296,18 @@ class JointAttnProcessor2_0:
         value = attn.to_v(hidden_states)
         inner_dim = key.shape[-1]
         head_dim = inner_dim // attn.heads
-        query = query.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
-        key = key.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
-        value = value.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
-        if attn.norm_q is not None:
-            query = attn.norm_q(query)
-        if attn.norm_k is not None:
-            key = attn.norm_k(key)
+        query, key, value = _split_heads(attn, batch_size, head_dim, query, key, value, attn.norm_q, attn.norm_k)
         if encoder_hidden_states is not None:
             context_query = attn.add_q_proj(encoder_hidden_states)
             context_key = attn.add_k_proj(encoder_hidden_states)
             context_value = attn.add_v_proj(encoder_hidden_states)
-            context_query = context_query.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
-            context_key = context_key.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
-            context_value = context_value.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
-            if attn.norm_added_q is not None:
-                context_query = attn.norm_added_q(context_query)
-            if attn.norm_added_k is not None:
-                context_key = attn.norm_added_k(context_key)
+            context_query, context_key, context_value = _split_heads(
+                attn, batch_size, head_dim, context_query, context_key, context_value, attn.norm_added_q,
+                attn.norm_added_k)
             query = torch.cat([query, context_query], dim=2)
             key = torch.cat([key, context_key], dim=2)
             value = torch.cat([value, context_value], dim=2)
-        hidden_states = F.scaled_dot_product_attention(query, key, value, dropout_p=0.0, is_causal=False)
-        hidden_states = hidden_states.transpose(1, 2).reshape(batch_size, -1, attn.heads * head_dim)
-        hidden_states = hidden_states.to(query.dtype)
+        hidden_states = _sdpa_merged(attn, batch_size, head_dim, query, key, value)
         if encoder_hidden_states is not None:
             sample_length = residual.shape[1]
             context_hidden = hidden_states[:, sample_length:]

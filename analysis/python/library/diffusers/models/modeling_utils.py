@@ -1,5 +1,6 @@
 # shardlens' model of diffusers.models.modeling_utils (not the library itself): ModelMixin.
 import torch
+from _shardlens_common.modules import ModelQueries, as_loaded, set_gradient_checkpointing
 
 from ..utils import logging
 
@@ -12,7 +13,7 @@ def _torch_dtype(dtype):
     return dtype
 
 
-class ModelMixin(torch.nn.Module):
+class ModelMixin(torch.nn.Module, ModelQueries):
     config_name = "config.json"
     _automatically_saved_args = ["_diffusers_version", "_class_name", "_name_or_path"]
     _supports_gradient_checkpointing = False
@@ -34,24 +35,13 @@ class ModelMixin(torch.nn.Module):
             return self.__dict__["_internal_dict"][name]
         return super().__getattr__(name)
 
-    @property
-    def is_gradient_checkpointing(self):
-        for module in self.modules():
-            if getattr(module, "gradient_checkpointing", False):
-                return True
-        return False
-
     def enable_gradient_checkpointing(self, gradient_checkpointing_func=None):
         if not self._supports_gradient_checkpointing:
             raise ValueError(f"{self.__class__.__name__} does not support gradient checkpointing.")
-        for module in self.modules():
-            if hasattr(module, "gradient_checkpointing"):
-                module.gradient_checkpointing = True
+        set_gradient_checkpointing(self, True)
 
     def disable_gradient_checkpointing(self):
-        for module in self.modules():
-            if hasattr(module, "gradient_checkpointing"):
-                module.gradient_checkpointing = False
+        set_gradient_checkpointing(self, False)
 
     def set_use_memory_efficient_attention_xformers(self, valid, attention_op=None):
         pass
@@ -61,25 +51,6 @@ class ModelMixin(torch.nn.Module):
 
     def disable_xformers_memory_efficient_attention(self):
         pass
-
-    @property
-    def device(self):
-        for p in self.parameters():
-            return p.device
-        return torch.device("cpu")
-
-    @property
-    def dtype(self):
-        for p in self.parameters():
-            return p.dtype
-        return torch.float32
-
-    def num_parameters(self, only_trainable=False, exclude_embeddings=False):
-        total = 0
-        for p in self.parameters():
-            if p.requires_grad or not only_trainable:
-                total += p.numel()
-        return total
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, subfolder=None, torch_dtype=None, **kwargs):
@@ -95,10 +66,7 @@ class ModelMixin(torch.nn.Module):
             kwargs.pop(key, None)
         config = cls.load_config(pretrained_model_name_or_path, subfolder=subfolder, **hub_kwargs)
         model = cls.from_config(config, **kwargs)
-        if dtype is not None:
-            model = model.to(dtype)
-        model.eval()
-        return model
+        return as_loaded(model, dtype)
 
     def save_pretrained(self, save_directory, **kwargs):
         raise NotImplementedError("shardlens' model of diffusers does not write files")

@@ -1,26 +1,5 @@
 # shardlens' model of diffusers.utils.logging (not the library itself): loggers whose messages go nowhere.
-
-
-class _Logger:
-    def __init__(self, name=None):
-        self.name = name
-
-    def debug(self, *args, **kwargs):
-        pass
-
-    def info(self, *args, **kwargs):
-        pass
-
-    def warning(self, *args, **kwargs):
-        pass
-
-    def error(self, *args, **kwargs):
-        pass
-
-    warn = warning
-
-    def setLevel(self, level):
-        pass
+from _shardlens_common.logging import NullLogger as _Logger
 
 
 def get_logger(name=None):

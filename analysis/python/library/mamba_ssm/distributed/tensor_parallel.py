@@ -3,26 +3,29 @@
 from torch import nn
 
 
-class ColumnParallelLinear(nn.Linear):
+class _ParallelLinear(nn.Linear):
+    """An nn.Linear that keeps its process group and records the split the real layer makes (`layout`)."""
+
+    layout = None
+
+    def __init__(self, in_features, out_features, process_group=None, bias=True, sequence_parallel=True,
+                 multiple_of=1, device=None, dtype=None):
+        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
+        self.process_group = process_group
+        self.sequence_parallel = sequence_parallel
+        self.shardlens_layout = self.layout
+
+
+class ColumnParallelLinear(_ParallelLinear):
     """Output features split across the process group: (out_features, in_features) here."""
 
-    def __init__(self, in_features, out_features, process_group=None, bias=True, sequence_parallel=True,
-                 multiple_of=1, device=None, dtype=None):
-        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
-        self.process_group = process_group
-        self.sequence_parallel = sequence_parallel
-        self.shardlens_layout = "column"
+    layout = "column"
 
 
-class RowParallelLinear(nn.Linear):
+class RowParallelLinear(_ParallelLinear):
     """Input features split across the process group (output all-reduced): (out_features, in_features) here."""
 
-    def __init__(self, in_features, out_features, process_group=None, bias=True, sequence_parallel=True,
-                 multiple_of=1, device=None, dtype=None):
-        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
-        self.process_group = process_group
-        self.sequence_parallel = sequence_parallel
-        self.shardlens_layout = "row"
+    layout = "row"
 
 
 class ParallelEmbeddings(nn.Module):

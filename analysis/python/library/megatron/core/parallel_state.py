@@ -1,6 +1,7 @@
 # shardlens' model of megatron.core.parallel_state (not the library itself): one process, so every model-parallel
 # world size is 1 and every rank 0. The sizes a script asks initialize_model_parallel for are recorded (they are the
 # plan the script already has), but layers are built whole, at their full logical shapes.
+from _shardlens_common.answers import answer
 
 _REQUESTED = {
     "tensor_model_parallel_size": 1,
@@ -39,141 +40,27 @@ def destroy_model_parallel():
     _INITIALIZED = False
 
 
-def get_tensor_model_parallel_world_size():
-    return 1
-
-
-def get_tensor_model_parallel_rank():
-    return 0
-
-
-def get_tensor_model_parallel_src_rank():
-    return 0
-
-
-def get_tensor_model_parallel_group(check_initialized=True):
-    return None
-
-
-def get_pipeline_model_parallel_world_size():
-    return 1
-
-
-def get_pipeline_model_parallel_rank():
-    return 0
-
-
-def get_pipeline_model_parallel_group():
-    return None
-
-
-def get_pipeline_model_parallel_first_rank():
-    return 0
-
-
-def get_pipeline_model_parallel_last_rank():
-    return 0
-
-
-def get_pipeline_model_parallel_split_rank():
-    return None
-
-
-def get_virtual_pipeline_model_parallel_world_size():
-    return None
-
-
-def get_virtual_pipeline_model_parallel_rank():
-    return None
-
-
-def set_virtual_pipeline_model_parallel_rank(rank):
-    pass
-
-
-def is_pipeline_first_stage(ignore_virtual=False):
-    return True
-
-
-def is_pipeline_last_stage(ignore_virtual=False):
-    return True
-
-
-def get_model_parallel_group():
-    return None
-
-
-def get_data_parallel_world_size(with_context_parallel=False):
-    return 1
-
-
-def get_data_parallel_rank(with_context_parallel=False):
-    return 0
-
-
-def get_data_parallel_group(with_context_parallel=False):
-    return None
-
-
-def get_context_parallel_world_size():
-    return 1
-
-
-def get_context_parallel_rank():
-    return 0
-
-
-def get_context_parallel_group(check_initialized=True):
-    return None
-
-
-def get_expert_model_parallel_world_size():
-    return 1
-
-
-def get_expert_model_parallel_rank():
-    return 0
-
-
-def get_expert_model_parallel_group():
-    return None
-
-
-def get_tensor_and_expert_parallel_world_size():
-    return 1
-
-
-def get_tensor_and_expert_parallel_group():
-    return None
-
-
-def get_tensor_and_data_parallel_group(with_context_parallel=False):
-    return None
-
-
-def get_data_modulo_expert_parallel_rank():
-    return 0
-
-
-def get_data_modulo_expert_parallel_group():
-    return None
-
-
-def get_embedding_group():
-    return None
-
-
-def get_position_embedding_group():
-    return None
-
-
-def is_rank_in_embedding_group(ignore_virtual=False):
-    return False
-
-
-def is_rank_in_position_embedding_group():
-    return False
-
-
-def get_amax_reduction_group(with_context_parallel=False):
-    return None
+# Every other query has one answer in a world of one process.
+# sizes
+(get_tensor_model_parallel_world_size, get_pipeline_model_parallel_world_size, get_data_parallel_world_size,
+ get_context_parallel_world_size, get_expert_model_parallel_world_size, get_tensor_and_expert_parallel_world_size,
+ ) = [answer(1)] * 6
+# ranks
+(get_tensor_model_parallel_rank, get_tensor_model_parallel_src_rank, get_pipeline_model_parallel_rank,
+ get_pipeline_model_parallel_first_rank, get_pipeline_model_parallel_last_rank, get_data_parallel_rank,
+ get_context_parallel_rank, get_expert_model_parallel_rank, get_data_modulo_expert_parallel_rank,
+ ) = [answer(0)] * 9
+# groups (and the sizes, ranks and split of a virtual pipeline: there is none)
+(get_tensor_model_parallel_group, get_pipeline_model_parallel_group, get_pipeline_model_parallel_split_rank,
+ get_virtual_pipeline_model_parallel_world_size, get_virtual_pipeline_model_parallel_rank,
+ set_virtual_pipeline_model_parallel_rank, get_model_parallel_group, get_data_parallel_group,
+ get_context_parallel_group, get_expert_model_parallel_group, get_tensor_and_expert_parallel_group,
+ get_tensor_and_data_parallel_group, get_data_modulo_expert_parallel_group, get_embedding_group,
+ get_position_embedding_group, get_amax_reduction_group,
+ ) = [answer(None)] * 16
+# every stage is the first and the last
+(is_pipeline_first_stage, is_pipeline_last_stage,
+ ) = [answer(True)] * 2
+# no rank is in an embedding group
+(is_rank_in_embedding_group, is_rank_in_position_embedding_group,
+ ) = [answer(False)] * 2

@@ -7,3 +7,6 @@ from .tensor_parallel import (
     TensorParallelRowLinear,
     get_linear,
 )
+
+__all__ = ["FastLinear", "TensorParallelColumnLinear", "TensorParallelEmbedding", "TensorParallelHead",
+           "TensorParallelRowLinear", "get_linear"]

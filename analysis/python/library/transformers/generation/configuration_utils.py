@@ -1,20 +1,17 @@
 # shardlens' model of transformers.generation.configuration_utils (not the library itself): GenerationConfig.
+from ..configuration_utils import set_from_keywords
+
+# GenerationConfig's attributes, with their defaults, in the real class's order.
+_DEFAULTS = (
+    ("max_length", 20), ("max_new_tokens", None), ("do_sample", False), ("num_beams", 1), ("temperature", 1.0),
+    ("top_k", 50), ("top_p", 1.0), ("use_cache", True), ("bos_token_id", None), ("eos_token_id", None),
+    ("pad_token_id", None), ("decoder_start_token_id", None),
+)
 
 
 class GenerationConfig:
     def __init__(self, **kwargs):
-        self.max_length = kwargs.pop("max_length", 20)
-        self.max_new_tokens = kwargs.pop("max_new_tokens", None)
-        self.do_sample = kwargs.pop("do_sample", False)
-        self.num_beams = kwargs.pop("num_beams", 1)
-        self.temperature = kwargs.pop("temperature", 1.0)
-        self.top_k = kwargs.pop("top_k", 50)
-        self.top_p = kwargs.pop("top_p", 1.0)
-        self.use_cache = kwargs.pop("use_cache", True)
-        self.bos_token_id = kwargs.pop("bos_token_id", None)
-        self.eos_token_id = kwargs.pop("eos_token_id", None)
-        self.pad_token_id = kwargs.pop("pad_token_id", None)
-        self.decoder_start_token_id = kwargs.pop("decoder_start_token_id", None)
+        set_from_keywords(self, kwargs, _DEFAULTS)
         for key, value in kwargs.items():
             setattr(self, key, value)
 

@@ -1,6 +1,8 @@
 # shardlens' model of transformers.utils.generic (not the library itself): ModelOutput and the forward decorators.
 import functools
 
+from _shardlens_common.outputs import FieldsByPosition
+
 
 class ExplicitEnum:
     """An Enum of strings in the real library."""
@@ -13,23 +15,11 @@ class TensorType(ExplicitEnum):
     JAX = "jax"
 
 
-class ModelOutput:
+class ModelOutput(FieldsByPosition):
     """Base of the @dataclass outputs: fields by name, by key, or by position (None fields skipped)."""
 
     def __post_init__(self):
         pass
-
-    def keys(self):
-        return [k for k, v in self.__dict__.items() if v is not None]
-
-    def values(self):
-        return [v for k, v in self.__dict__.items() if v is not None]
-
-    def items(self):
-        return [(k, v) for k, v in self.__dict__.items() if v is not None]
-
-    def to_tuple(self):
-        return tuple(self.values())
 
     def get(self, key, default=None):
         value = self.__dict__.get(key)
@@ -37,17 +27,6 @@ class ModelOutput:
 
     def __contains__(self, key):
         return self.__dict__.get(key) is not None
-
-    def __iter__(self):
-        return iter(self.keys())
-
-    def __len__(self):
-        return len(self.keys())
-
-    def __getitem__(self, k):
-        if isinstance(k, str):
-            return self.__dict__[k]
-        return self.to_tuple()[k]
 
     def __setitem__(self, key, value):
         setattr(self, key, value)

@@ -1,37 +1,9 @@
 # shardlens' model of transformers.utils.logging (not the library itself): loggers whose messages go nowhere.
+from _shardlens_common.logging import NullLogger
 
 
-class _Logger:
-    def __init__(self, name=None):
-        self.name = name
-
-    def debug(self, *args, **kwargs):
-        pass
-
-    def info(self, *args, **kwargs):
-        pass
-
-    def warning(self, *args, **kwargs):
-        pass
-
-    def error(self, *args, **kwargs):
-        pass
-
-    def info_once(self, *args, **kwargs):
-        pass
-
-    def warning_once(self, *args, **kwargs):
-        pass
-
-    def warning_advice(self, *args, **kwargs):
-        pass
-
-    warn = warning
-    critical = error
-    exception = error
-
-    def setLevel(self, level):
-        pass
+class _Logger(NullLogger):
+    info_once = warning_once = warning_advice = critical = exception = NullLogger._discard
 
     def isEnabledFor(self, level):
         return False

@@ -9,10 +9,10 @@ from torch.nn import init
 from torch.nn.parameter import Parameter
 
 
-class VocabParallelEmbedding(nn.Module):
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
-                 scale_grad_by_freq=False, sparse=False, init_method=init.xavier_normal_,
-                 keep_master_weight_for_test=False):
+class _Embedding(nn.Module):
+    """What both embeddings share: F.embedding's options, one weight, and a forward through F.embedding."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse):
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
@@ -21,91 +21,85 @@ class VocabParallelEmbedding(nn.Module):
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
-        self.vocab_start_index = 0
-        self.vocab_end_index = num_embeddings
-        self.num_embeddings_per_partition = num_embeddings
-        self.weight = Parameter(torch.Tensor(self.num_embeddings_per_partition, self.embedding_dim))
+
+    def _create_weight(self, rows, columns, init_method, layout):
+        self.weight = Parameter(torch.Tensor(rows, columns))
         init_method(self.weight)
-        self.shardlens_layout = "vocab"
+        self.shardlens_layout = layout
 
     def forward(self, input_):
         return F.embedding(input_, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
 
 
-class ParallelEmbedding(nn.Module):
+class VocabParallelEmbedding(_Embedding):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, init_method=init.xavier_normal_,
+                 keep_master_weight_for_test=False):
+        super().__init__(num_embeddings, embedding_dim, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+        self.vocab_start_index = 0
+        self.vocab_end_index = num_embeddings
+        self.num_embeddings_per_partition = num_embeddings
+        self._create_weight(self.num_embeddings_per_partition, self.embedding_dim, init_method, "vocab")
+
+
+class ParallelEmbedding(_Embedding):
     """Embedding whose columns (the embedding dimension) are split: weight (num_embeddings, embedding_dim)."""
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, init_method=init.xavier_normal_,
                  keep_master_weight_for_test=False):
-        super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        self.padding_idx = padding_idx
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        self.sparse = sparse
+        super().__init__(num_embeddings, embedding_dim, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
         self.embedding_dim_per_partition = embedding_dim
-        self.weight = Parameter(torch.Tensor(self.num_embeddings, self.embedding_dim_per_partition))
-        init_method(self.weight)
-        self.shardlens_layout = "embedding_dim"
-
-    def forward(self, input_):
-        return F.embedding(input_, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                           self.scale_grad_by_freq, self.sparse)
+        self._create_weight(self.num_embeddings, self.embedding_dim_per_partition, init_method, "embedding_dim")
 
 
-class ColumnParallelLinear(nn.Module):
-    """Y = XA^T + b, A split by output features: weight (out_features, in_features). forward returns Y."""
+class _ParallelLinear(nn.Module):
+    """What both linears share: Y = XA^T + b with weight (out_features, in_features) and a zeroed bias."""
 
-    def __init__(self, in_features, out_features, bias=True, gather_output=True, init_method=init.xavier_normal_,
-                 stride=1, keep_master_weight_for_test=False):
+    def __init__(self, in_features, out_features):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.gather_output = gather_output
-        self.output_size_per_partition = out_features
-        self.weight = Parameter(torch.Tensor(self.output_size_per_partition, self.in_features))
+
+    def _create_parameters(self, rows, columns, bias, init_method, layout):
+        self.weight = Parameter(torch.Tensor(rows, columns))
         if bias:
-            self.bias = Parameter(torch.Tensor(self.output_size_per_partition))
+            self.bias = Parameter(torch.Tensor(rows))
             with torch.no_grad():
                 self.bias.zero_()
         else:
             self.register_parameter("bias", None)
         init_method(self.weight)
-        self.shardlens_layout = "column"
+        self.shardlens_layout = layout
 
     def get_master_weight(self):
         return self.weight
+
+
+class ColumnParallelLinear(_ParallelLinear):
+    """Y = XA^T + b, A split by output features: weight (out_features, in_features). forward returns Y."""
+
+    def __init__(self, in_features, out_features, bias=True, gather_output=True, init_method=init.xavier_normal_,
+                 stride=1, keep_master_weight_for_test=False):
+        super().__init__(in_features, out_features)
+        self.gather_output = gather_output
+        self.output_size_per_partition = out_features
+        self._create_parameters(self.output_size_per_partition, self.in_features, bias, init_method, "column")
 
     def forward(self, input_):
         return F.linear(input_, self.weight, self.bias)
 
 
-class RowParallelLinear(nn.Module):
+class RowParallelLinear(_ParallelLinear):
     """Y = XA^T + b, A split by input features (partial outputs all-reduced): weight (out_features, in_features)."""
 
     def __init__(self, in_features, out_features, bias=True, input_is_parallel=False, init_method=init.xavier_normal_,
                  stride=1, keep_master_weight_for_test=False):
-        super().__init__()
-        self.in_features = in_features
-        self.out_features = out_features
+        super().__init__(in_features, out_features)
         self.input_is_parallel = input_is_parallel
         self.input_size_per_partition = in_features
-        self.weight = Parameter(torch.Tensor(self.out_features, self.input_size_per_partition))
-        if bias:
-            self.bias = Parameter(torch.Tensor(self.out_features))
-            with torch.no_grad():
-                self.bias.zero_()
-        else:
-            self.register_parameter("bias", None)
-        init_method(self.weight)
-        self.shardlens_layout = "row"
-
-    def get_master_weight(self):
-        return self.weight
+        self._create_parameters(self.out_features, self.input_size_per_partition, bias, init_method, "row")
 
     def forward(self, input_):
         output = F.linear(input_, self.weight)

@@ -72,7 +72,21 @@ class VocabParallelEmbedding(torch.nn.Module):
         return F.embedding(input_, self.weight)
 
 
-class ColumnParallelLinear(torch.nn.Module):
+class _ParallelLinear(torch.nn.Module):
+    """What both linears keep: their sizes, the config, and the expert and sequence-parallel flags."""
+
+    def __init__(self, input_size, output_size, config, skip_bias_add, is_expert):
+        super().__init__()
+        self.input_size = input_size
+        self.output_size = output_size
+        self.skip_bias_add = skip_bias_add
+        self.config = config
+        self.is_expert = is_expert
+        self.expert_parallel = config.expert_model_parallel_size > 1
+        self.sequence_parallel = config.sequence_parallel
+
+
+class ColumnParallelLinear(_ParallelLinear):
     """Y = XA + b with A split by columns (output features): weight (output_size, input_size).
     forward(input, weight=None) -> (output, bias if skip_bias_add else None)."""
 
@@ -80,15 +94,9 @@ class ColumnParallelLinear(torch.nn.Module):
                  keep_master_weight_for_test=False, skip_bias_add=False, skip_weight_param_allocation=False,
                  embedding_activation_buffer=None, grad_output_buffer=None, is_expert=False,
                  tp_comm_buffer_name=None):
-        super().__init__()
-        self.input_size = input_size
-        self.output_size = output_size
+        super().__init__(input_size, output_size, config, skip_bias_add, is_expert)
         self.gather_output = gather_output
         self.output_size_per_partition = output_size
-        self.skip_bias_add = skip_bias_add
-        self.is_expert = is_expert
-        self.expert_parallel = config.expert_model_parallel_size > 1
-        self.config = config
         if not skip_weight_param_allocation:
             self.weight = Parameter(torch.empty(self.output_size_per_partition, self.input_size, dtype=config.params_dtype))
             if config.perform_initialization:
@@ -102,7 +110,6 @@ class ColumnParallelLinear(torch.nn.Module):
                 self.bias.zero_()
         else:
             self.register_parameter("bias", None)
-        self.sequence_parallel = config.sequence_parallel
         self.shardlens_layout = "column"
 
     def forward(self, input_, weight=None):
@@ -114,22 +121,15 @@ class ColumnParallelLinear(torch.nn.Module):
         return output, output_bias
 
 
-class RowParallelLinear(torch.nn.Module):
+class RowParallelLinear(_ParallelLinear):
     """Y = XA + b with A split by rows (input features), outputs all-reduced: weight (output_size, input_size).
     forward(input) -> (output, bias if skip_bias_add else None)."""
 
     def __init__(self, input_size, output_size, *, config, init_method, bias, input_is_parallel, skip_bias_add,
                  stride=1, keep_master_weight_for_test=False, is_expert=False, tp_comm_buffer_name=None):
-        super().__init__()
-        self.input_size = input_size
-        self.output_size = output_size
+        super().__init__(input_size, output_size, config, skip_bias_add, is_expert)
         self.input_is_parallel = input_is_parallel
         self.input_size_per_partition = input_size
-        self.skip_bias_add = skip_bias_add
-        self.config = config
-        self.is_expert = is_expert
-        self.expert_parallel = config.expert_model_parallel_size > 1
-        self.sequence_parallel = config.sequence_parallel
         if self.sequence_parallel and not self.input_is_parallel:
             raise RuntimeError("To enable `sequence_parallel`, `input_is_parallel` must be `True`")
         self.weight = Parameter(torch.empty(self.output_size, self.input_size_per_partition, dtype=config.params_dtype))

@@ -1,34 +1,12 @@
 # shardlens' model of megatron.core.tensor_parallel.mappings (not the library itself): over a world of one every
 # copy / gather / scatter / reduce is the identity.
+from _shardlens_common.world_of_one import identity
 
-
-def copy_to_tensor_model_parallel_region(input_):
-    return input_
-
-
-def reduce_from_tensor_model_parallel_region(input_):
-    return input_
-
-
-def scatter_to_tensor_model_parallel_region(input_):
-    return input_
-
-
-def gather_from_tensor_model_parallel_region(input_):
-    return input_
-
-
-def scatter_to_sequence_parallel_region(input_):
-    return input_
-
-
-def gather_from_sequence_parallel_region(input_, tensor_parallel_output_grad=True):
-    return input_
-
-
-def reduce_scatter_to_sequence_parallel_region(input_):
-    return input_
-
-
-def all_gather_to_context_parallel_region(input_):
-    return input_
+copy_to_tensor_model_parallel_region = identity
+reduce_from_tensor_model_parallel_region = identity
+scatter_to_tensor_model_parallel_region = identity
+gather_from_tensor_model_parallel_region = identity
+scatter_to_sequence_parallel_region = identity
+gather_from_sequence_parallel_region = identity
+reduce_scatter_to_sequence_parallel_region = identity
+all_gather_to_context_parallel_region = identity

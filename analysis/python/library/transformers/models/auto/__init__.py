@@ -11,3 +11,7 @@ from .modeling_auto import (
     AutoModelForSpeechSeq2Seq,
     AutoModelForTokenClassification,
 )
+
+__all__ = ["CONFIG_MAPPING_NAMES", "AutoConfig", "AutoModel", "AutoModelForCausalLM", "AutoModelForImageClassification",
+           "AutoModelForMaskedLM", "AutoModelForQuestionAnswering", "AutoModelForSeq2SeqLM",
+           "AutoModelForSequenceClassification", "AutoModelForSpeechSeq2Seq", "AutoModelForTokenClassification"]

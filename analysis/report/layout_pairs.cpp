@@ -6,9 +6,9 @@
 #include <map>
 #include <set>
 
-#include "emit/report_facts.h"
+#include "report/report_facts.h"
 
-namespace shardlens::emit::detail {
+namespace shardlens::report::detail {
 namespace {
 
 // The weight of a contraction or embedding: its first input that is a parameter of rank >= 2.
@@ -96,4 +96,4 @@ std::vector<LayoutPair> column_row_pairs(const ir::ModelIR& model, const plan::M
   return pairs;
 }
 
-}  // namespace shardlens::emit::detail
+}  // namespace shardlens::report::detail

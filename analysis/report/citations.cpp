@@ -1,8 +1,8 @@
-#include "emit/citations.h"
+#include "report/citations.h"
 
 #include <cctype>
 
-namespace shardlens::emit::detail {
+namespace shardlens::report::detail {
 namespace {
 
 struct Known {
@@ -181,4 +181,4 @@ std::string md_code(std::string_view text) {
   return "`` " + escaped + " ``";
 }
 
-}  // namespace shardlens::emit::detail
+}  // namespace shardlens::report::detail

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace shardlens::emit::detail {
+namespace shardlens::report::detail {
 
 struct Source {
   std::string id;     // "megatron", "tt-mlir#8216"
@@ -40,4 +40,4 @@ std::string md_escape(std::string_view text);
 // `code` with backticks that survive any content.
 std::string md_code(std::string_view text);
 
-}  // namespace shardlens::emit::detail
+}  // namespace shardlens::report::detail

@@ -11,7 +11,7 @@
 #include "ir/model_ir.h"
 #include "plan/plan.h"
 
-namespace shardlens::emit {
+namespace shardlens::report {
 
 struct IssueLink {
   std::string name;   // "tt-mlir #8216"
@@ -40,11 +40,11 @@ struct LimitMatch {
 // a non-empty `when` of known condition kinds, a symptom, at least one tracking link and a workaround.
 std::vector<CompilerLimit> parse_compiler_limits(const std::string& json_text, std::string& error);
 
-// The knowledge base built into the library (analysis/emit/compiler_limits.json), parsed once.
+// The knowledge base built into the library (analysis/report/compiler_limits.json), parsed once.
 const std::vector<CompilerLimit>& builtin_compiler_limits();
 
 // The limits whose patterns occur, in knowledge-base order; evidence is deterministic.
 std::vector<LimitMatch> match_compiler_limits(const std::vector<CompilerLimit>& limits, const ir::ModelIR& model,
                                               const plan::PlanResult& result);
 
-}  // namespace shardlens::emit
+}  // namespace shardlens::report

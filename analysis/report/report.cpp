@@ -1,4 +1,4 @@
-#include "emit/report.h"
+#include "report/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,14 +11,14 @@
 #include <sstream>
 #include <system_error>
 
-#include "emit/block_diagram.h"
-#include "emit/citations.h"
-#include "emit/compiler_limits.h"
-#include "emit/report_facts.h"
+#include "report/block_diagram.h"
+#include "report/citations.h"
+#include "report/compiler_limits.h"
+#include "report/report_facts.h"
 #include "ir/ir_text.h"
 #include "plan/plan_output.h"
 
-namespace shardlens::emit {
+namespace shardlens::report {
 namespace {
 
 using detail::Citations;
@@ -849,7 +849,7 @@ class ReportWriter {
     const auto& kb = builtin_compiler_limits();
     auto matches = match_compiler_limits(kb, model_, result_);
     out << "### Compiler limitations\n\n";
-    out << "Matched against shardlens' knowledge base of " << kb.size() << " known tt-mlir / tt-xla limits (`analysis/emit/compiler_limits.json`, "
+    out << "Matched against shardlens' knowledge base of " << kb.size() << " known tt-mlir / tt-xla limits (`analysis/report/compiler_limits.json`, "
         << "seeded from " << cites_.cite("tt-xla-compiler-support") << "; re-check before ruling a strategy out).\n\n";
     auto table = [&](bool hits) {
       bool header = false;
@@ -1016,4 +1016,4 @@ ReportFiles write_report(const ir::ModelIR& model, const plan::PlanResult& resul
   return files;
 }
 
-}  // namespace shardlens::emit
+}  // namespace shardlens::report

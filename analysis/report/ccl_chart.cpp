@@ -7,11 +7,11 @@
 #include <sstream>
 #include <vector>
 
-#include "emit/report.h"
-#include "emit/report_facts.h"
+#include "report/report.h"
+#include "report/report_facts.h"
 #include "plan/plan_output.h"
 
-namespace shardlens::emit {
+namespace shardlens::report {
 namespace {
 
 std::string xml_escape(const std::string& s) {
@@ -144,4 +144,4 @@ std::string chart_path_for(const std::string& markdown_path) {
   return base + ".ccl_bytes.svg";
 }
 
-}  // namespace shardlens::emit
+}  // namespace shardlens::report

@@ -1,4 +1,4 @@
-#include "emit/block_diagram.h"
+#include "report/block_diagram.h"
 
 #include <algorithm>
 #include <map>
@@ -7,7 +7,7 @@
 
 #include "plan/plan_output.h"
 
-namespace shardlens::emit::detail {
+namespace shardlens::report::detail {
 namespace {
 
 constexpr size_t kMaxNodes = 40;
@@ -380,4 +380,4 @@ std::vector<BlockDiagram> block_diagrams(const ir::ModelIR& model, const plan::M
   return out;
 }
 
-}  // namespace shardlens::emit::detail
+}  // namespace shardlens::report::detail

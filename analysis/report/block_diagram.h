@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "emit/report_facts.h"
+#include "report/report_facts.h"
 #include "ir/model_ir.h"
 #include "plan/plan.h"
 
-namespace shardlens::emit::detail {
+namespace shardlens::report::detail {
 
 struct BlockDiagram {
   std::string title;    // "h.* — Block (24 instances)"
@@ -26,4 +26,4 @@ struct BlockDiagram {
 std::vector<BlockDiagram> block_diagrams(const ir::ModelIR& model, const plan::MeshPlan& mesh, const std::vector<ComponentGroup>& groups,
                                          const std::vector<LayoutPair>& pairs, size_t max_diagrams = 4);
 
-}  // namespace shardlens::emit::detail
+}  // namespace shardlens::report::detail

@@ -1,13 +1,13 @@
-#include "emit/compiler_limits.h"
+#include "report/compiler_limits.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "emit/report_facts.h"
+#include "report/report_facts.h"
 #include "plan/plan_output.h"
 
-namespace shardlens::emit {
+namespace shardlens::report {
 namespace detail {
 extern const char kCompilerLimitsJson[];  // generated from compiler_limits.json (embed_text.cmake)
 }  // namespace detail
@@ -197,4 +197,4 @@ std::vector<LimitMatch> match_compiler_limits(const std::vector<CompilerLimit>& 
   return out;
 }
 
-}  // namespace shardlens::emit
+}  // namespace shardlens::report

@@ -1,4 +1,4 @@
-#include "emit/report_facts.h"
+#include "report/report_facts.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,7 +7,7 @@
 
 #include "ir/split.h"
 
-namespace shardlens::emit::detail {
+namespace shardlens::report::detail {
 
 std::string_view owner_of(std::string_view parameter) {
   size_t dot = parameter.rfind('.');
@@ -211,4 +211,4 @@ std::vector<LayoutPair> folded_pairs(const std::vector<LayoutPair>& pairs) {
   return out;
 }
 
-}  // namespace shardlens::emit::detail
+}  // namespace shardlens::report::detail

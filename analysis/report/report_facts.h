@@ -13,7 +13,7 @@
 #include "plan/plan.h"
 #include "plan/plan_output.h"
 
-namespace shardlens::emit::detail {
+namespace shardlens::report::detail {
 
 using ir::module_pattern;  // "layers.3.attention.wq" -> "layers.*.attention.wq"
 // The owning module of a parameter: "h.0.attn.qkv.weight" -> "h.0.attn.qkv".
@@ -85,4 +85,4 @@ std::vector<LayoutPair> column_row_pairs(const ir::ModelIR& model, const plan::M
 // numbered in forward order.
 std::vector<LayoutPair> folded_pairs(const std::vector<LayoutPair>& pairs);
 
-}  // namespace shardlens::emit::detail
+}  // namespace shardlens::report::detail

@@ -11,7 +11,7 @@
 #include "ir/model_ir.h"
 #include "plan/plan.h"
 
-namespace shardlens::emit {
+namespace shardlens::report {
 
 struct ReportOptions {
   std::string script_path;  // shown in §1; the model's own `source` when empty
@@ -55,4 +55,4 @@ ReportFiles write_report(const ir::ModelIR& model, const plan::PlanResult& resul
 ReportFiles write_report(const ir::ModelIR& model, const plan::PlanResult& result, const plan::PlanOptions& options,
                          const ReportOptions& report_options, const std::string& output_path);
 
-}  // namespace shardlens::emit
+}  // namespace shardlens::report
