@@ -1,4 +1,5 @@
 # shardlens' model of triton.runtime (not the library itself): @triton.jit, @triton.autotune, Config.
+from _shardlens_common.attributes import set_attributes
 
 
 class JITFunction:
@@ -29,12 +30,8 @@ def jit(fn=None, **kwargs):
 
 class Config:
     def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None):
-        self.kwargs = kwargs
-        self.num_warps = num_warps
-        self.num_stages = num_stages
-        self.num_ctas = num_ctas
-        self.maxnreg = maxnreg
-        self.pre_hook = pre_hook
+        set_attributes(self, kwargs=kwargs, num_warps=num_warps, num_stages=num_stages, num_ctas=num_ctas,
+                       maxnreg=maxnreg, pre_hook=pre_hook)
 
 
 def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None, warmup=None, rep=None,

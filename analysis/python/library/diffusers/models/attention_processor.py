@@ -4,6 +4,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from _shardlens_common.attributes import set_attributes
+
 from ..utils.torch_utils import maybe_allow_in_graph
 
 
@@ -47,28 +49,19 @@ class Attention(nn.Module):
         super().__init__()
         self.inner_dim = out_dim if out_dim is not None else dim_head * heads
         self.inner_kv_dim = self.inner_dim if kv_heads is None else dim_head * kv_heads
-        self.query_dim = query_dim
-        self.use_bias = bias
-        self.is_cross_attention = cross_attention_dim is not None
+        set_attributes(self, query_dim=query_dim, use_bias=bias, is_cross_attention=cross_attention_dim is not None)
         self.cross_attention_dim = cross_attention_dim if cross_attention_dim is not None else query_dim
-        self.upcast_attention = upcast_attention
-        self.upcast_softmax = upcast_softmax
-        self.rescale_output_factor = rescale_output_factor
-        self.residual_connection = residual_connection
-        self.dropout = dropout
-        self.fused_projections = False
+        set_attributes(self, upcast_attention=upcast_attention, upcast_softmax=upcast_softmax,
+                       rescale_output_factor=rescale_output_factor, residual_connection=residual_connection,
+                       dropout=dropout, fused_projections=False)
         self.out_dim = out_dim if out_dim is not None else query_dim
         self.out_context_dim = out_context_dim if out_context_dim is not None else query_dim
-        self.context_pre_only = context_pre_only
-        self.pre_only = pre_only
-        self.is_causal = is_causal
-        self._from_deprecated_attn_block = _from_deprecated_attn_block
-        self.scale_qk = scale_qk
+        set_attributes(self, context_pre_only=context_pre_only, pre_only=pre_only, is_causal=is_causal,
+                       _from_deprecated_attn_block=_from_deprecated_attn_block, scale_qk=scale_qk)
         self.scale = dim_head**-0.5 if self.scale_qk else 1.0
         self.heads = out_dim // dim_head if out_dim is not None else heads
-        self.sliceable_head_dim = heads
-        self.added_kv_proj_dim = added_kv_proj_dim
-        self.only_cross_attention = only_cross_attention
+        set_attributes(self, sliceable_head_dim=heads, added_kv_proj_dim=added_kv_proj_dim,
+                       only_cross_attention=only_cross_attention)
         if self.added_kv_proj_dim is None and self.only_cross_attention:
             raise ValueError("`only_cross_attention` can only be set to True if `added_kv_proj_dim` is not None.")
 

@@ -8,19 +8,16 @@ from torch import nn
 from torch.nn import init
 from torch.nn.parameter import Parameter
 
+from _shardlens_common.attributes import set_attributes
+
 
 class _Embedding(nn.Module):
     """What both embeddings share: F.embedding's options, one weight, and a forward through F.embedding."""
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse):
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        self.padding_idx = padding_idx
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        self.sparse = sparse
+        set_attributes(self, num_embeddings=num_embeddings, embedding_dim=embedding_dim, padding_idx=padding_idx,
+                       max_norm=max_norm, norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
     def _create_weight(self, rows, columns, init_method, layout):
         self.weight = Parameter(torch.Tensor(rows, columns))
@@ -55,17 +52,20 @@ class ParallelEmbedding(_Embedding):
 
 
 class _ParallelLinear(nn.Module):
-    """What both linears share: Y = XA^T + b with weight (out_features, in_features) and a zeroed bias."""
+    """What both linears share: Y = XA^T + b with weight (out_features, in_features) and a zeroed bias. The layer's
+    own options (`options`) are set after the sizes and before the parameters."""
 
-    def __init__(self, in_features, out_features):
+    def __init__(self, in_features, out_features, bias, init_method, layout, **options):
         super().__init__()
-        self.in_features = in_features
-        self.out_features = out_features
-
-    def _create_parameters(self, rows, columns, bias, init_method, layout):
-        self.weight = Parameter(torch.Tensor(rows, columns))
+        set_attributes(self, in_features=in_features, out_features=out_features, **options)
+        # The split side's size on this rank: the whole side, in a world of one.
+        if layout == "column":
+            self.output_size_per_partition = out_features
+        else:
+            self.input_size_per_partition = in_features
+        self.weight = Parameter(torch.Tensor(out_features, in_features))
         if bias:
-            self.bias = Parameter(torch.Tensor(rows))
+            self.bias = Parameter(torch.Tensor(out_features))
             with torch.no_grad():
                 self.bias.zero_()
         else:
@@ -76,30 +76,25 @@ class _ParallelLinear(nn.Module):
     def get_master_weight(self):
         return self.weight
 
+    def forward(self, input_):
+        return F.linear(input_, self.weight, self.bias)
+
 
 class ColumnParallelLinear(_ParallelLinear):
     """Y = XA^T + b, A split by output features: weight (out_features, in_features). forward returns Y."""
 
     def __init__(self, in_features, out_features, bias=True, gather_output=True, init_method=init.xavier_normal_,
                  stride=1, keep_master_weight_for_test=False):
-        super().__init__(in_features, out_features)
-        self.gather_output = gather_output
-        self.output_size_per_partition = out_features
-        self._create_parameters(self.output_size_per_partition, self.in_features, bias, init_method, "column")
-
-    def forward(self, input_):
-        return F.linear(input_, self.weight, self.bias)
+        super().__init__(in_features, out_features, bias, init_method, "column", gather_output=gather_output)
 
 
 class RowParallelLinear(_ParallelLinear):
-    """Y = XA^T + b, A split by input features (partial outputs all-reduced): weight (out_features, in_features)."""
+    """Y = XA^T + b, A split by input features (partial outputs all-reduced, then the bias added): weight
+    (out_features, in_features)."""
 
     def __init__(self, in_features, out_features, bias=True, input_is_parallel=False, init_method=init.xavier_normal_,
                  stride=1, keep_master_weight_for_test=False):
-        super().__init__(in_features, out_features)
-        self.input_is_parallel = input_is_parallel
-        self.input_size_per_partition = in_features
-        self._create_parameters(self.out_features, self.input_size_per_partition, bias, init_method, "row")
+        super().__init__(in_features, out_features, bias, init_method, "row", input_is_parallel=input_is_parallel)
 
     def forward(self, input_):
         output = F.linear(input_, self.weight)
