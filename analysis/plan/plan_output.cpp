@@ -3,12 +3,14 @@
 #include <cstdio>
 #include <sstream>
 
+#include "ir/ir_json.h"
+
 namespace shardlens::plan {
 namespace {
 
 nlohmann::json span_json(const ir::Span& s) {
   if (!s.valid()) return nullptr;
-  return {{"line", s.line}, {"column", s.column}, {"end_line", s.end_line}, {"end_column", s.end_column}};
+  return ir::span_to_json(s);
 }
 
 nlohmann::json totals_json(const Totals& t) {

@@ -311,6 +311,18 @@ with tempfile.TemporaryDirectory() as tmp:
     code, out, err = run("plan", llama, "--prefill-weights", "both")
     check("a bad --prefill-weights is refused", code == 2 and "--prefill-weights" in err, err)
 
+    # A parameter built in an imported module: plan JSON names that module's file, as inspect JSON
+    # does (a line alone would point into the loader script).
+    loader = os.path.join(ROOT, "tests", "workspaces", "imports_package", "load_model.py")
+    code, out, err = run("inspect", loader, "--format", "json")
+    inspected = {p["name"]: p["span"] for p in json.loads(out)["parameters"]} if code == 0 else {}
+    code, out, err = run("plan", loader, "--mesh", "1x2", "--format", "json")
+    planned = {p["name"]: p["span"] for p in json.loads(out)["meshes"][0]["parameters"]} if code == 0 else {}
+    imported = [n for n, s in inspected.items() if s.get("file")]
+    check("plan JSON gives a parameter built in an imported module its file, as inspect does",
+          imported and all(planned.get(n) == inspected[n] for n in imported),
+          str([(n, inspected[n], planned.get(n)) for n in imported[:2]]))
+
 failed = results.count(False)
 print(f"{len(results) - failed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
