@@ -5,6 +5,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.parameter import Parameter
 
+from _shardlens_common.attributes import set_attributes
+
 _MODEL_PARALLEL_ATTRIBUTE_DEFAULTS = {"tensor_model_parallel": False, "partition_dim": -1, "partition_stride": 1}
 
 
@@ -77,13 +79,9 @@ class _ParallelLinear(torch.nn.Module):
 
     def __init__(self, input_size, output_size, config, skip_bias_add, is_expert):
         super().__init__()
-        self.input_size = input_size
-        self.output_size = output_size
-        self.skip_bias_add = skip_bias_add
-        self.config = config
-        self.is_expert = is_expert
-        self.expert_parallel = config.expert_model_parallel_size > 1
-        self.sequence_parallel = config.sequence_parallel
+        set_attributes(self, input_size=input_size, output_size=output_size, skip_bias_add=skip_bias_add, config=config,
+                       is_expert=is_expert, expert_parallel=config.expert_model_parallel_size > 1,
+                       sequence_parallel=config.sequence_parallel)
 
 
 class ColumnParallelLinear(_ParallelLinear):
