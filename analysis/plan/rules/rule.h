@@ -1,9 +1,9 @@
 // Op rules, one file per op family and registered by op kind, as PyTorch DTensor's _ops/ do: for
 // one op on one mesh axis, the input specs it accepts, the output specs it yields and what running
 // it so costs. The search (search.cpp) reaches them through strategies() and op_state_bytes() and
-// knows no op. Megatron column/row pairs, head-sharded attention, vocab-parallel embeddings,
-// sequence and data parallelism are not written down anywhere here: they are what the search finds
-// among these rules.
+// knows no leaf op (only the module calls and expert blocks it walks). Megatron column/row pairs,
+// head-sharded attention, vocab-parallel embeddings, sequence and data parallelism are not written
+// down anywhere here: they are what the search finds among these rules.
 #pragma once
 
 #include <array>
