@@ -1376,6 +1376,10 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
   if (solver.truncated())
     result.notes.push_back("some module keeps many tensors alive at once; the search kept the " +
                            std::to_string(AxisSolver::kMaxStates) + " cheapest layouts there, so that part of the plan is not proven optimal");
+  if (solver.greedy_free_layouts_used())
+    result.notes.push_back("a module called more than once reads more weights than the search can lay out jointly (over " +
+                           std::to_string(AxisSolver::kMaxFreeCombinations) +
+                           " combinations); they were laid out one weight at a time, so that part of the plan is not proven optimal");
   phase("other");
   if (timing) {
     for (auto& [name, ms] : phase_ms) std::fprintf(stderr, "plan phase %-26s %8.2f ms\n", name.c_str(), ms);

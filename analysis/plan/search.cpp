@@ -626,6 +626,7 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
         std::vector<std::vector<Spec>> storage_options(ext_count);  // per free ext tensor, made once per step
         std::vector<const Spec*> options(ext_count);
         std::vector<size_t> option_count(ext_count), digit(ext_count);
+        std::vector<char> stored_first(ext_count);  // per ext tensor: a weight stored first at this call
         const Spec replicated = Spec::R();
         std::vector<Spec> e(ext_count);
         // Every (state, entry specs) the step runs the callee with, in order: listed, then merged.
@@ -640,12 +641,14 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
           // Entry specs: from the state; free tensors enumerate their storage layouts, every
           // combination, the last tensor's fastest.
           bool any = true;
+          stored_first.assign(ext_count, 0);
           for (size_t i = 0; i < ext_count; ++i) {
             const int t = nbody.ext[i];
             if (const Spec* have = find(state, t)) {
               options[i] = have;
               option_count[i] = 1;
             } else if (prep.stored[t]) {
+              stored_first[i] = 1;
               if (storage_options[i].empty()) storage_options[i] = free_options(prep, t, ctx);
               options[i] = storage_options[i].data();
               option_count[i] = storage_options[i].size();
@@ -655,6 +658,14 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
             }
             any = any && option_count[i] > 0;
             digit[i] = 0;
+          }
+          if (any && greedy_free_layouts(prep, nb, stored_first, options.data(), option_count.data(), digit.data(), ctx, callee_key)) {
+            // One combination per state: the one the greedy walk settled on.
+            for (size_t i = 0; i < ext_count; ++i) e[i] = options[i][digit[i]];
+            call_node.push_back(ni);
+            call_key.push_back(entry_key(callee_key, e));
+            call_entries.insert(call_entries.end(), e.begin(), e.end());
+            continue;
           }
           for (bool more = any; more;) {
             for (size_t i = 0; i < ext_count; ++i) e[i] = options[i][digit[i]];
@@ -899,6 +910,55 @@ const AxisSolver::MemoEntry& AxisSolver::solve_body(const Prepared& prep, int b,
   return memo_.emplace(key, std::move(entry_result));
 }
 
+bool AxisSolver::greedy_free_layouts(const Prepared& prep, int nb, const std::vector<char>& stored_first, const Spec* const* options,
+                                     const size_t* option_count, size_t* digit, const Context& ctx, uint64_t callee_key) {
+  const auto& nbody = prep.bodies[nb];
+  const size_t ext_count = nbody.ext.size();
+  size_t product = 1;
+  for (size_t i = 0; i < ext_count; ++i) product = std::min(product * std::max<size_t>(option_count[i], 1), kMaxFreeCombinations + 1);
+  if (product <= kMaxFreeCombinations) return false;
+  // A module called more than once (ALBERT's shared layer) reads weights whose one layout serves
+  // every call, so they are stored before its first call: every combination of their layouts is
+  // too many to try (3^16 for one attention + MLP). Walk them one weight at a time instead, from
+  // all replicated, keeping a change when it lowers the callee's best exit plus the storage cost.
+  std::vector<Spec> e(ext_count);
+  auto total = [&]() {
+    for (size_t i = 0; i < ext_count; ++i) e[i] = options[i][digit[i]];
+    const MemoEntry& me = solve_body(prep, nb, e, ctx, entry_key(callee_key, e), callee_key);
+    double best = std::numeric_limits<double>::infinity();
+    for (const Exit& ex : me.exits) best = std::min(best, ex.cost);
+    for (size_t i = 0; i < ext_count; ++i)
+      if (stored_first[i]) {
+        const std::optional<double> stored = first_store_cost(prep, nbody.ext[i], e[i], ctx);
+        if (!stored) return std::numeric_limits<double>::infinity();
+        best += *stored;
+      }
+    return best;
+  };
+  double current = total();
+  for (int pass = 0; pass < kGreedyPasses; ++pass) {
+    bool improved = false;
+    for (size_t i = 0; i < ext_count; ++i) {
+      if (option_count[i] < 2) continue;
+      const size_t kept = digit[i];
+      size_t best_digit = kept;
+      for (size_t d = 0; d < option_count[i]; ++d) {
+        if (d == kept) continue;
+        digit[i] = d;
+        if (const double c = total(); c < current) {
+          current = c;
+          best_digit = d;
+        }
+      }
+      digit[i] = best_digit;
+      improved |= best_digit != kept;
+    }
+    if (!improved) break;
+  }
+  greedy_free_ = true;
+  return true;
+}
+
 // The same search as solve_body's programme, as a graph: one variable per op of the body (its
 // strategy; a call's free layouts and exit; routed experts' mode), and per op one factor over its
 // own variable and those of the ops that last set the layouts of the tensors it reads (what the
@@ -1128,6 +1188,9 @@ std::optional<std::vector<AxisSolver::MemoEntry>> AxisSolver::eliminate_entries(
       // Free layouts: every combination, the last tensor's fastest (as the programme lists them).
       {
         std::vector<size_t> d(free_at.size(), 0);
+        size_t free_product = 1;
+        for (const auto& o : free_opts) free_product = std::min(free_product * std::max<size_t>(o.size(), 1), kMaxFreeCombinations + 1);
+        if (free_product > kMaxFreeCombinations) return std::nullopt;  // the programme walks them greedily
         bool any = std::all_of(free_opts.begin(), free_opts.end(), [](auto& o) { return !o.empty(); });
         for (bool more = any; more; more = next_combination(d, free_opts)) {
           std::vector<Spec> combo;

@@ -388,6 +388,11 @@ class AxisSolver {
   void set_cancel_check(std::function<bool()> cancelled) { cancelled_ = std::move(cancelled); }
   // Whether some body had more live-layout states than the search keeps (then it kept the cheapest).
   bool truncated() const { return truncated_; }
+  // Whether some call's weights stored before it (a module called more than once) had more layout
+  // combinations than kMaxFreeCombinations, so they were chosen one weight at a time.
+  bool greedy_free_layouts_used() const { return greedy_free_; }
+  static constexpr size_t kMaxFreeCombinations = 256;
+  static constexpr int kGreedyPasses = 3;
   static constexpr size_t kMaxStates = 4096;
   // How a body is searched: the dynamic programme over its ops in order while its live layouts
   // stay few (kEliminateAbove), else variable elimination over its ops (exact too, and its cost
@@ -446,6 +451,10 @@ class AxisSolver {
   // `unkeyed`: the key before the entry specs were mixed in (0: never derive this body's result).
   const MemoEntry& solve_body(const Prepared& prep, int body, const std::vector<Spec>& entry, const Context& ctx,
                               uint64_t key, uint64_t unkeyed = 0);
+  // Over kMaxFreeCombinations layouts of the weights a call stores first: picks one combination
+  // (`digit`, per ext position) one weight at a time and returns true; else false.
+  bool greedy_free_layouts(const Prepared& prep, int nb, const std::vector<char>& stored_first, const Spec* const* options,
+                           const size_t* option_count, size_t* digit, const Context& ctx, uint64_t callee_key);
   struct ExpertsOption {
     Spec xs, out;  // the tokens' layout (and the routing weights'), the combined result's
     double extra = 0;
@@ -488,6 +497,7 @@ class AxisSolver {
   Generational<MemoEntry> memo_;
   Generational<Aggregate> aggregates_;  // by (memo key, exit)
   bool truncated_ = false;
+  bool greedy_free_ = false;
   StrategyCache strategies_;
   std::function<bool()> cancelled_;
 };

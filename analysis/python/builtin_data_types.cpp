@@ -24,7 +24,15 @@ Value dataclass_init(Interpreter& in, const Value&, Args& a, const ir::Span& sit
   Value self = a.positional[0];
   auto* inst = self.as<InstanceObj>();
   if (!inst) return Value::none();
-  ClassObj& cls = *inst->cls;
+  // An undecorated subclass inherits this __init__ and, as in CPython, the fields of its nearest dataclass base.
+  ClassObj* owner = nullptr;
+  for (ClassObj* c : inst->cls->mro)
+    if (c->is_dataclass) {
+      owner = c;
+      break;
+    }
+  if (!owner) return Value::none();
+  ClassObj& cls = *owner;
   // field(init=False) fields are not parameters; they take their default (if any) below.
   std::vector<std::string> fields;
   std::vector<std::string> not_init;
@@ -67,6 +75,8 @@ Value dataclass_init(Interpreter& in, const Value&, Args& a, const ir::Span& sit
       inst->set_attribute(fields[i], *d);
     }
   }
+  // The generated __init__ ends with __post_init__; a hand-written __init__ does not call it.
+  if (inst->cls->lookup("__post_init__")) in.call(in.get_attribute(self, "__post_init__", site), Args{}, site);
   return Value::none();
 }
 

@@ -38,6 +38,7 @@ bool matches_type(Interpreter& in, const Value& v, const Value& type) {
   if (q == "builtins.set" || q == "builtins.frozenset") return v.kind == Value::Kind::Obj && v.obj->kind == ObjKind::Set;
   if (q == "builtins.type") return v.as<ClassObj>() != nullptr;
   if (q == "builtins.slice") return v.as<SliceObj>() != nullptr;
+  if (q == "builtins.NoneType") return v.is_none();  // isinstance(x, (type(None), Cache)) in transformers
   // An abstract class that Python registers built-in types with (numbers.Integral: int and bool)
   // says so in the library model: `__shardlens_registered__ = ("int", "bool")` (library/numbers.py).
   if (const Value* reg = cls->lookup("__shardlens_registered__"))

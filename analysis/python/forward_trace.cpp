@@ -568,6 +568,39 @@ Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs
   return record_unknown(in, cls, inputs, "nn." + cls + " is not modelled by the dataflow front end", site);
 }
 
+namespace {
+
+void collect_returns(const Block& block, std::vector<const Stmt*>& out) {
+  for (const auto& st : block) {
+    if (!st) continue;
+    if (st->kind == StmtKind::Return) out.push_back(st.get());
+    if (st->kind == StmtKind::FunctionDef || st->kind == StmtKind::ClassDef) continue;  // their returns are theirs
+    collect_returns(st->body, out);
+    collect_returns(st->orelse, out);
+    collect_returns(st->finalbody, out);
+    for (const auto& h : st->handlers) collect_returns(h.body, out);
+  }
+}
+
+// What a summarised forward returns, by the shape of its return statements: a tuple's element
+// names when every return is a tuple literal of the same length (Mixtral's and Qwen-MoE's
+// `return final_hidden_states, router_logits`), nothing when it returns one value.
+std::vector<std::string> returned_tuple_names(const FunctionDef& def) {
+  std::vector<const Stmt*> returns;
+  collect_returns(def.body, returns);
+  std::vector<std::string> names;
+  for (const Stmt* r : returns) {
+    if (!r->value || r->value->kind != ExprKind::Tuple || r->value->items.size() < 2) return {};
+    if (!names.empty() && names.size() != r->value->items.size()) return {};
+    names.resize(r->value->items.size());
+    for (size_t i = 0; i < names.size(); ++i)
+      if (r->value->items[i] && r->value->items[i]->kind == ExprKind::Name) names[i] = r->value->items[i]->name;
+  }
+  return names;
+}
+
+}  // namespace
+
 // A mixture-of-experts layer written with a ModuleList of identical experts and a router whose
 // output has one logit per expert. Its forward loops over experts with data-dependent token
 // selections; whatever the loop looks like, the planner needs the same facts: the router, top-k,
@@ -670,7 +703,17 @@ Value ForwardTracer::routed_experts(Interpreter& in, InstanceObj& moe, int index
   flow_->notes.push_back(where + ": routed experts recognised (" + std::to_string(count) + " experts, top-" +
                          std::to_string(top_k) + (guessed_k ? " assumed" : "") +
                          ", balanced routing assumed); its forward's routing code is summarised, not traced");
-  return out;
+  // A forward that returns (output, router_logits) gives the same tuple; what else it returns is not modelled.
+  const Value* forward = moe.cls->lookup("forward");
+  const auto* fn = forward ? forward->as<FunctionObj>() : nullptr;
+  const std::vector<std::string> names = fn && fn->def ? returned_tuple_names(*fn->def) : std::vector<std::string>{};
+  if (names.empty()) return out;
+  std::vector<Value> items{out};
+  for (size_t i = 1; i < names.size(); ++i)
+    items.push_back(names[i].find("logits") != std::string::npos && logits.as<TensorObj>()
+                        ? logits
+                        : in.unknown("value " + std::to_string(i) + " returned by the summarised " + moe.cls->name + ".forward", site));
+  return make_tuple(std::move(items));
 }
 
 Value ForwardTracer::module_call(Interpreter& in, const Value& callee, CallArgs& args, const ir::Span& site) {

@@ -1588,10 +1588,6 @@ Value Interpreter::instantiate(const std::shared_ptr<ClassObj>& cls, CallArgs ar
   Value result = call(init, std::move(args), site);
   if (cls->is_module) constructing_.pop_back();
   if (pending_) return result;
-  if (cls->is_dataclass && cls->lookup("__post_init__")) {
-    bool found = false;
-    call(class_attribute(cls, &self, "__post_init__", 0, site, found), CallArgs{}, site);
-  }
   return self;
 }
 

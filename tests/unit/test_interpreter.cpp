@@ -212,6 +212,48 @@ d = getattr(cfg, "missing", 5), hasattr(cfg, "dim")
   CHECK(r.repr("d") == "(5, True)");
 }
 
+TEST_CASE("dataclasses: an undecorated subclass inherits the generated __init__, which alone calls __post_init__") {
+  // Expected values are CPython 3.11's.
+  ScriptRun r(R"(
+from dataclasses import dataclass
+
+@dataclass
+class Out:
+    loss: object = None
+    logits: object = None
+    def __post_init__(self):
+        self.seen = (self.loss, self.logits)
+
+class Plain(Out):
+    pass
+
+class Extra(Out):
+    note: int = 3
+
+@dataclass
+class HandWritten:
+    dim: int = 4
+    def __init__(self, d):
+        self.dim = d * 2
+    def __post_init__(self):
+        self.dim = -1
+
+p = Plain(logits=7)
+a = p.loss, p.logits, p.seen, isinstance(p, Out)
+b = Plain(1, 2).seen
+try:
+    Extra(note=1)
+    c = "accepted"
+except TypeError:
+    c = "TypeError"
+e = HandWritten(5).dim
+)");
+  CHECK(r.repr("a") == "(None, 7, (None, 7), True)");
+  CHECK(r.repr("b") == "(1, 2)");
+  CHECK(r.repr("c") == "'TypeError'");
+  CHECK(r.repr("e") == "10");
+}
+
 TEST_CASE("tensors: factory shapes, indexing and small known values") {
   ScriptRun r(R"(
 import torch

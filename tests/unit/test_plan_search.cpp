@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <set>
 
 #include "plan/plan_output.h"
 #include "plan/search.h"
@@ -919,4 +920,64 @@ TEST_CASE("Body results derived by shift are what searching every entry gives", 
       CHECK(differ == 0);
     }
   }
+}
+
+TEST_CASE("a layer called more than once (shared weights, as ALBERT) plans without trying every joint layout") {
+  // Its 16 weights are stored before the first call: 3^16 joint layouts, which the search used to
+  // enumerate per state (a hang). Now they are walked one weight at a time, and the plan says so.
+  const std::string text = R"(
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+class Layer(nn.Module):
+    def __init__(self, d=256, h=8):
+        super().__init__()
+        self.h = h
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        self.v = nn.Linear(d, d)
+        self.o = nn.Linear(d, d)
+        self.up = nn.Linear(d, 4 * d)
+        self.down = nn.Linear(4 * d, d)
+        self.norm = nn.LayerNorm(d)
+        self.norm2 = nn.LayerNorm(d)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q = self.q(x).view(b, s, self.h, -1).transpose(1, 2)
+        k = self.k(x).view(b, s, self.h, -1).transpose(1, 2)
+        v = self.v(x).view(b, s, self.h, -1).transpose(1, 2)
+        a = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, s, d)
+        x = self.norm(x + self.o(a))
+        return self.norm2(x + self.down(F.gelu(self.up(x))))
+
+class Shared(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(1000, 256)
+        self.layer = Layer()
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        for _ in range(3):
+            x = self.layer(x)
+        return x
+
+model = Shared()
+)";
+  plan::PlanOptions o;
+  o.workload.phase = plan::Phase::Prefill;
+  o.workload.batch = 1;
+  o.workload.seq = 512;
+  auto p = plan_script(text, o);
+  const auto& mp = p.result.meshes.at(0);
+  bool said = false;
+  for (const auto& n : p.result.notes) said |= n.find("one weight at a time") != std::string::npos;
+  CHECK(said);
+  CHECK(std::isfinite(mp.totals.est_time_us));
+  CHECK(mp.totals.est_time_us > 0);
+  // One layout per weight whichever call reads it: each parameter is listed once.
+  std::set<std::string> names;
+  for (const auto& prm : mp.parameters) CHECK(names.insert(std::string(prm.name)).second);
 }

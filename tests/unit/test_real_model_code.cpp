@@ -474,3 +474,79 @@ model = M()
   auto bad = test::traced("import torch\nz = torch.view_as_complex(torch.zeros(4, 3))\n", workload);
   CHECK_FALSE(bad.model.unresolved.empty());
 }
+
+TEST_CASE("real code: isinstance(x, (type(None), Cache)) holds for None (transformers' legacy-cache check)", "[trace][real]") {
+  // Eight transformers models (Bloom, GPT-NeoX, GPT-J, Falcon, ...) raise ValueError in forward()
+  // unless None is an instance of type(None).
+  auto r = built(R"(
+import torch.nn as nn
+
+class Cache:
+    pass
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        ok = isinstance(None, (type(None), Cache)) and not isinstance(0, type(None)) and isinstance(Cache(), (type(None), Cache))
+        self.fc = nn.Linear(4, 7 if ok else 9)
+
+model = M()
+)");
+  REQUIRE(r.ok);
+  CHECK(shapes(r)["fc.weight"] == std::vector<int64_t>{7, 4});
+}
+
+TEST_CASE("Summarised routed experts return what their forward returns: (output, router_logits) as Mixtral's", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Expert(nn.Module):
+    def __init__(self, d, f):
+        super().__init__()
+        self.w1 = nn.Linear(d, f, bias=False)
+        self.w2 = nn.Linear(f, d, bias=False)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)))
+
+class SparseMoe(nn.Module):
+    def __init__(self, d=64, f=128, n=4):
+        super().__init__()
+        self.top_k = 2
+        self.gate = nn.Linear(d, n, bias=False)
+        self.experts = nn.ModuleList([Expert(d, f) for _ in range(n)])
+
+    def forward(self, hidden_states):
+        b, s, d = hidden_states.shape
+        hidden_states = hidden_states.view(-1, d)
+        router_logits = self.gate(hidden_states)
+        out = torch.zeros_like(hidden_states)
+        for e in range(len(self.experts)):
+            out = out + self.experts[e](hidden_states)
+        return out.reshape(b, s, d), router_logits
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.moe = SparseMoe()
+        self.out = nn.Linear(64, 10)
+
+    def forward(self, x):
+        h, logits = self.moe(x)
+        return self.out(h + x), logits
+
+model = Layer()
+)";
+  python::TraceWorkload workload;
+  workload.tokens = 16;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.error.empty());
+  REQUIRE(flow.outputs.size() == 2);
+  CHECK(flow.tensors[flow.outputs[0]].shape.back() == 10);
+  CHECK(flow.tensors[flow.outputs[1]].shape.back() == 4);  // the router's logits, one per expert
+}

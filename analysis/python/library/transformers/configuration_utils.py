@@ -26,6 +26,16 @@ _TOKEN_OPTIONS = (
     ("eos_token_id", None), ("sep_token_id", None), ("decoder_start_token_id", None), ("task_specific_params", None),
     ("problem_type", None),
 )
+# Generation options that older configs still set and read (Bart's forced_bos_token_id), with the real defaults.
+_GENERATION_OPTIONS = (
+    ("max_length", 20), ("min_length", 0), ("do_sample", False), ("early_stopping", False), ("num_beams", 1),
+    ("num_beam_groups", 1), ("diversity_penalty", 0.0), ("temperature", 1.0), ("top_k", 50), ("top_p", 1.0),
+    ("typical_p", 1.0), ("repetition_penalty", 1.0), ("length_penalty", 1.0), ("no_repeat_ngram_size", 0),
+    ("encoder_no_repeat_ngram_size", 0), ("bad_words_ids", None), ("num_return_sequences", 1), ("output_scores", False),
+    ("return_dict_in_generate", False), ("forced_bos_token_id", None), ("forced_eos_token_id", None),
+    ("remove_invalid_values", False), ("exponential_decay_length_penalty", None), ("suppress_tokens", None),
+    ("begin_suppress_tokens", None),
+)
 
 
 class PretrainedConfig:
@@ -61,6 +71,7 @@ class PretrainedConfig:
         else:
             self.num_labels = kwargs.pop("num_labels", 2)
         set_from_keywords(self, kwargs, _TOKEN_OPTIONS)
+        set_from_keywords(self, kwargs, _GENERATION_OPTIONS)
         self._name_or_path = str(kwargs.pop("name_or_path", ""))
         self._commit_hash = kwargs.pop("_commit_hash", None)
         self._attn_implementation_internal = kwargs.pop("attn_implementation", None)
