@@ -22,3 +22,6 @@ class TinyConfig(PretrainedConfig):
         self.rope_scaling = rope_scaling
         self.head_dim = hidden_size // num_attention_heads
         super().__init__(tie_word_embeddings=tie_word_embeddings, **kwargs)
+        # As Bart's config: a generation option PretrainedConfig sets, read back after super().__init__.
+        if self.forced_bos_token_id is None and kwargs.get("force_bos_token_to_be_generated", False):
+            self.forced_bos_token_id = self.bos_token_id
