@@ -511,10 +511,12 @@ std::shared_ptr<Prepared> prepare(const ir::ModelIR& model, bool second_thread, 
       const auto& op = flow.ops[i];
       if (op.kind == OpKind::Call || op.kind == OpKind::Experts) {
         int nb = p->body_of_op[i];
-        if (nb >= 0) {
-          // Ext of the nested body that are visible here; computed below in order, so compute lazily.
+        // A call uses what its body reads (its ext, added below): an argument it never reads (HF's
+        // position_ids and cache_position handed to every layer beside the rotary tables) does not
+        // stay alive for it, so its layouts do not multiply the states around the call. The
+        // routed-experts op reads its tokens and routing weights itself.
+        if (nb >= 0 && op.kind == OpKind::Experts)
           for (int t : op.inputs) note_use(t, static_cast<int>(pos));
-        }
       } else {
         for (int t : op.inputs) note_use(t, static_cast<int>(pos));
       }

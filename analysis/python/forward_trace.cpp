@@ -149,7 +149,8 @@ enum class IndexInput { None, PerSequence, PerToken, PerSample, LabelPerSample }
 IndexInput index_input_kind(const std::string& name) {
   if (name == "position_ids" || name == "token_type_ids") return IndexInput::PerSequence;
   if (name == "cache_position" || name == "input_pos") return IndexInput::PerToken;
-  if (name == "timestep" || name == "timesteps" || name == "t" || name == "sigma" || name == "sigmas" || name == "noise_level")
+  if (name == "timestep" || name == "timesteps" || name == "t" || name == "sigma" || name == "sigmas" || name == "noise_level" ||
+      name == "guidance")  // guidance-distilled DiTs (Flux): one guidance strength per sample
     return IndexInput::PerSample;
   if (name == "class_labels" || name == "y") return IndexInput::LabelPerSample;
   return IndexInput::None;
@@ -1084,6 +1085,10 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
   static const std::set<std::string> kCasts = {"to", "float", "half", "bfloat16", "double", "type", "type_as", "contiguous", "detach", "cpu", "cuda"};
   if (kCasts.count(name) && shape_of(x))
     if (auto* t = x.as<TensorObj>(); t && parameter_index_.count(t)) return x;
+  // torch.pow(base, exponent) with two tensors broadcasts like ** (Bloom's ALiBi slopes: a 0-d base
+  // raised to [heads] powers); with a number it keeps the tensor's shape, as the unary ops below.
+  if ((name == "pow" || name == "float_power") && inputs.size() == 2 && inputs[0].as<TensorObj>() && inputs[1].as<TensorObj>())
+    return binary(in, "**", inputs[0], inputs[1], site);
   if ((kUnaryNames.count(name) || kScaleNames.count(name)) && shape_of(x)) {
     // Elementwise: the shape of the tensor operand (F.gelu and friends return unknown shapes during
     // extraction; while tracing they are computed here).
@@ -1509,6 +1514,14 @@ std::string ForwardTracer::input_told_by(const ir::Op& op, std::vector<char>& re
       shape[2] = tables[0]->positions * strides;
       told += ", " + std::to_string(tables[0]->positions) + " positions of " + tables[0]->name + " after convs of total stride " +
               std::to_string(strides);
+    } else if (std::string from; spatial == 2 && !workload_.spatial_given && tables.empty()) {
+      // No position table to count patches from (Swin's relative biases, a conv backbone): the
+      // image size the model was built for.
+      if (auto size = image_size_near(op.module, from)) {
+        shape[2] = size->first;
+        shape[3] = size->second;
+        told += ", " + std::to_string(size->first) + "x" + std::to_string(size->second) + " as " + from + " says";
+      }
     } else if (!tables.empty() && spatial == 2 && !workload_.spatial_given) {
       int64_t stride = first_stride(mod.extra_repr);
       for (int64_t extra = 0; stride > 1 && extra <= 8 && extra < tables[0]->positions; ++extra) {
@@ -1528,6 +1541,38 @@ std::string ForwardTracer::input_told_by(const ir::Op& op, std::vector<char>& re
     return "features for " + mod.name;
   }
   return "";
+}
+
+std::optional<std::pair<int64_t, int64_t>> ForwardTracer::image_size_near(int module, std::string& from) const {
+  auto size_of = [](const Value* v) -> std::optional<std::pair<int64_t, int64_t>> {
+    if (!v) return std::nullopt;
+    if (v->is_int() && v->as_int() > 0) return std::make_pair(v->as_int(), v->as_int());
+    if (auto* l = TupleView::of(*v); l && l->items.size() == 2 && l->items[0].is_int() && l->items[1].is_int() &&
+                                     l->items[0].as_int() > 0 && l->items[1].as_int() > 0)
+      return std::make_pair(l->items[0].as_int(), l->items[1].as_int());
+    return std::nullopt;
+  };
+  for (int m = module; m >= 0 && static_cast<size_t>(m) < walk_.size();) {
+    InstanceObj* inst = walk_[static_cast<size_t>(m)].module;
+    const std::string& name = model_.modules[static_cast<size_t>(m)].name;
+    for (const char* attr : {"image_size", "img_size"}) {
+      if (auto s = size_of(inst->find_attribute(attr))) {
+        from = (name.empty() ? std::string("the root") : name) + "." + attr;
+        return s;
+      }
+      if (Value* config = inst->find_attribute("config"))
+        if (auto* c = config->as<InstanceObj>())
+          if (auto s = size_of(c->find_attribute(attr))) {
+            from = (name.empty() ? std::string("the root") : name) + ".config." + attr;
+            return s;
+          }
+    }
+    InstanceObj* parent = walk_[static_cast<size_t>(m)].parent;
+    if (!parent) break;
+    auto it = module_index_.find(parent);
+    m = it == module_index_.end() ? -1 : it->second;
+  }
+  return std::nullopt;
 }
 
 // Pass 1 runs forward() only to learn what its inputs are: once the ops recorded so far tell that
@@ -1578,6 +1623,10 @@ void ForwardTracer::run(const std::shared_ptr<InstanceObj>& root, std::vector<Pl
     else
       args.positional.push_back(Value::object(p.tensor));
   }
+  // Where this forward's tokens start in the sequence (Meta's Llama: forward(tokens, start_pos: int)):
+  // 0 for a prompt, after the context the cache already holds for a decode step.
+  for (auto& name : start_positions_)
+    args.keywords.emplace_back(name, Value::integer(std::max<int64_t>(0, workload_.context - workload_.tokens)));
   if (!packed_lengths_.empty()) {
     // One length per sequence: the flat token ids shared out (before they are sized: the workload's).
     int64_t per_sequence = std::max<int64_t>(1, workload_.tokens / std::max<int64_t>(1, workload_.batch));
@@ -1675,6 +1724,16 @@ std::optional<GivenInput> parse_given_input(const std::string& spec, std::string
   return in;
 }
 
+// A parameter annotated int and named as a position (start_pos, offset): where the tokens start.
+bool ForwardTracer::int_position_param(const FunctionObj& forward, const std::string& name) {
+  for (auto& p : forward.def->params)
+    if (p.name == name && p.annotation == "int") {
+      const std::string n = lower_name(name);
+      return n.find("pos") != std::string::npos || n.find("offset") != std::string::npos || n.find("start") != std::string::npos;
+    }
+  return false;
+}
+
 // forward()'s inputs, in order, each with whether it is passed by name: every required parameter,
 // then the optional ones (default None) named as main inputs; with neither, the first optional
 // parameter whose default is None. A wrapper made with functools.wraps is read through __wrapped__,
@@ -1714,8 +1773,35 @@ const char* const kPreconditions[] = {"setup_caches", "setup_cache", "init_cache
 }  // namespace
 
 void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload) {
+  named_by_error_.clear();
   trace_once(root, workload);
   if (model_.dataflow.error.empty() || !model_.dataflow.error.starts_with("forward() raised")) return;
+  // forward() raised naming an optional input that was left None: trace again with it given.
+  if (const Value* forward = root->cls->lookup("forward"); forward && forward->as<FunctionObj>()) {
+    const std::string before = model_.dataflow.error;
+    std::vector<std::string> chosen;
+    for (auto& name : forward_inputs(*forward->as<FunctionObj>(), with_index_inputs_)) chosen.push_back(name.first);
+    for (auto& p : unwrapped(*forward->as<FunctionObj>()).def->params) {
+      if (p.kind != ParamKind::Normal || !p.default_value || p.default_value->kind != ExprKind::NoneLit) continue;
+      if (std::find(chosen.begin(), chosen.end(), p.name) != chosen.end()) continue;
+      for (size_t at = before.find(p.name); at != std::string::npos; at = before.find(p.name, at + 1)) {
+        auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+        const size_t end = at + p.name.size();
+        if ((at == 0 || !word(before[at - 1])) && (end >= before.size() || !word(before[end]))) {
+          named_by_error_.push_back(p.name);
+          break;
+        }
+      }
+    }
+    if (!named_by_error_.empty()) {
+      trace_once(root, workload);
+      std::string names;
+      for (auto& n : named_by_error_) names += (names.empty() ? "" : ", ") + n;
+      model_.dataflow.notes.push_back("traced again with " + names + " given: forward() raised naming " +
+                                      (named_by_error_.size() > 1 ? "them" : "it") + " while left None (" + before + ")");
+      if (model_.dataflow.error.empty() || !model_.dataflow.error.starts_with("forward() raised")) return;
+    }
+  }
   // forward() raised: when the model has a method that prepares it (its caches), run that with
   // the workload's batch and sequence as its sizes, and trace again.
   Value self = Value::object(root);
@@ -1766,7 +1852,14 @@ void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const T
   }
   std::vector<Placeholder> inputs;
   packed_lengths_.clear();
-  for (auto& name : forward_inputs(*fn, with_index_inputs_)) {
+  auto chosen = forward_inputs(*fn, with_index_inputs_);
+  for (auto& n : named_by_error_) chosen.emplace_back(n, true);
+  start_positions_.clear();
+  for (auto& name : chosen) {
+    if (int_position_param(unwrapped(*fn), name.first)) {
+      start_positions_.push_back(name.first);  // an int, not a tensor (run() passes it by name)
+      continue;
+    }
     if (packed_lengths_name(name.first)) {
       packed_lengths_ = name.first;  // a list of ints, not a tensor (run() passes it by name)
       continue;

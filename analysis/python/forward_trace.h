@@ -149,6 +149,12 @@ class ForwardTracer {
   // (`with_index_inputs`: position indices too).
   static std::vector<std::pair<std::string, bool>> forward_inputs(const FunctionObj& forward, bool with_index_inputs);
   bool with_index_inputs_ = false;
+  // Optional parameters (default None) given as inputs because forward() raised naming them
+  // (Flux: "Didn't get guidance strength for guidance distilled model").
+  std::vector<std::string> named_by_error_;
+  // forward()'s int parameters that say where the tokens start (passed by name, see run()).
+  std::vector<std::string> start_positions_;
+  static bool int_position_param(const FunctionObj& forward, const std::string& name);
   // forward()'s packed-sequence lengths parameter (mistral-inference's `seqlens: List[int]` beside
   // token ids flattened over the batch), "" when none: given as a list, one length per sequence.
   std::string packed_lengths_;
@@ -191,6 +197,9 @@ class ForwardTracer {
   // The tables nearest to `module`: under its parent, else under the grandparent, ... up to the root.
   // `scope` gets the module they were found under. Empty when the model has none.
   std::vector<const PositionTable*> position_tables_near(const std::string& module, bool for_tokens, std::string& scope) const;
+  // The image size the module or one of its ancestors was built for (its image_size / img_size,
+  // or its config's), innermost first; the name of where it was read in `from`.
+  std::optional<std::pair<int64_t, int64_t>> image_size_near(int module, std::string& from) const;
   std::vector<PositionTable> position_tables_;
   mutable int64_t max_tokens_seen_ = 0;  // Dataflow::max_tokens, as input_told_by finds it
   void probe_inputs();

@@ -547,9 +547,11 @@ void Lowerer::parameters(TSNode n, std::vector<Param>& out) {
       case T::TypedDefaultParameter:
         p.name = text(field(c, sym_.name));
         p.default_value = expression(field(c, sym_.value));
+        if (type(c) == T::TypedDefaultParameter) p.annotation = text(field(c, sym_.type));
         break;
       case T::TypedParameter: {
         TSNode inner = named(c, 0);
+        p.annotation = text(field(c, sym_.type));
         if (type(inner) == T::ListSplatPattern) {
           p.kind = ParamKind::VarArgs;
           p.name = text(named(inner, 0));

@@ -72,6 +72,7 @@ struct Param {
   std::string name;
   ParamKind kind = ParamKind::Normal;
   ExprPtr default_value;
+  std::string annotation;  // its source text ("int", "torch.Tensor"), "" when none
 };
 
 struct FunctionDef {

@@ -208,7 +208,10 @@ Value tensor_method(Interpreter& in, const std::string& name, const Value& self,
   if (name == "view" || name == "reshape") {
     if (!shape) return unknown_shape();
     if (!a.positional.empty() && a.positional[0].as<DtypeObj>()) return unknown_shape();
-    auto to = dims_of(a.positional, nullptr);
+    // x.reshape(shape=(...)) (DiT's unpatchify) names the one argument.
+    std::vector<Value> spec = a.positional;
+    if (const Value* k = a.keyword(name == "reshape" ? "shape" : "size"); k && spec.empty()) spec.push_back(*k);
+    auto to = dims_of(spec, nullptr);
     if (!to) return unknown_shape();
     auto r = reshape(*shape, *to);
     if (!r) return in.raise("RuntimeError", "shape is invalid for input of this size", site);

@@ -25,10 +25,12 @@ inline std::string read_text(const std::string& path) {
 
 // Extracts `text` with forward() traced under `workload` (the default workload: the planner's
 // 2048-token prefill).
-inline python::ExtractResult traced(const std::string& text, python::TraceWorkload workload = {}) {
+// `model`: the root to trace, as --model takes it (default: the one the script assigns).
+inline python::ExtractResult traced(const std::string& text, python::TraceWorkload workload = {}, const std::string& model = "") {
   python::ModelExtractor extractor(text, "m.py");
   python::ExtractOptions options;
   options.trace_forward = true;
+  options.model_expression = model;
   if (workload.tokens == 1 && workload.context == 0) workload.tokens = 2048;
   options.workload = workload;
   return extractor.extract(options);

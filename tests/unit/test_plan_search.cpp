@@ -981,3 +981,60 @@ model = Shared()
   std::set<std::string> names;
   for (const auto& prm : mp.parameters) CHECK(names.insert(std::string(prm.name)).second);
 }
+
+TEST_CASE("An argument a called module never reads does not multiply the layouts it is searched with (HF's position_ids)") {
+  // Every layer is handed position_ids and cache_position beside the rotary tables, and reads only
+  // the tables: the planner used to search each layer once per layout of the ids as well.
+  auto script = [](bool hand_ids) {
+    std::string s = R"(
+import torch
+from torch import nn
+
+class Layer(nn.Module):
+    def __init__(self, d=64):
+        super().__init__()
+        self.up = nn.Linear(d, 4 * d)
+        self.down = nn.Linear(4 * d, d)
+
+    def forward(self, x, cos, position_ids=None, cache_position=None):
+        return x + self.down(torch.relu(self.up(x * cos)))
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(512, 64)
+        self.layers = nn.ModuleList([Layer() for _ in range(4)])
+
+    def forward(self, ids):
+        position_ids = torch.arange(ids.shape[1])[None, :].expand(ids.shape[0], -1)
+        cache_position = torch.arange(ids.shape[1])
+        x = self.emb(ids)
+        cos = torch.cos(x)
+        for layer in self.layers:
+            x = layer(x, cos, HANDED)
+        return x
+
+model = Model()
+)";
+    const std::string handed = hand_ids ? "position_ids=position_ids, cache_position=cache_position" : "";
+    s.replace(s.find("HANDED"), 6, handed);
+    if (!hand_ids) s.replace(s.find("x, cos, )"), 9, "x, cos)");
+    return s;
+  };
+  plan::PlanOptions o;
+  o.workload.phase = plan::Phase::Prefill;
+  o.workload.seq = 64;
+  o.alternatives = false;
+  auto with_ids = plan_script(script(true), o);
+  auto without = plan_script(script(false), o);
+  const auto& a = with_ids.result.meshes.at(0);
+  const auto& b = without.result.meshes.at(0);
+  CHECK(a.totals.est_time_us == Approx(b.totals.est_time_us));
+  CHECK(a.totals.collectives == b.totals.collectives);
+  for (size_t i = 0; i < a.parameters.size() && i < b.parameters.size(); ++i) CHECK(a.parameters[i].layout == b.parameters[i].layout);
+  // The same bodies searched, as many times: the ids add no entry layouts.
+  plan::Planner pa, pb;
+  REQUIRE(pa.plan(with_ids.model, o).ok);
+  REQUIRE(pb.plan(without.model, o).ok);
+  CHECK(pa.memo_entries() == pb.memo_entries());
+}

@@ -550,3 +550,185 @@ model = Layer()
   CHECK(flow.tensors[flow.outputs[0]].shape.back() == 10);
   CHECK(flow.tensors[flow.outputs[1]].shape.back() == 4);  // the router's logits, one per expert
 }
+
+TEST_CASE("torch.pow of two tensors broadcasts while tracing (Bloom's ALiBi slopes: a 0-d base to [heads] powers)", "[trace][real]") {
+  const std::string script = R"(
+import math
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self, heads=8):
+        super().__init__()
+        self.heads = heads
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):
+        base = torch.tensor(2 ** (-(2 ** -(math.log2(self.heads) - 3))), device=x.device, dtype=torch.float32)
+        powers = torch.arange(1, 1 + self.heads, device=x.device, dtype=torch.int32)
+        slopes = torch.pow(base, powers)
+        squares = powers.pow(torch.tensor(2))
+        alibi = slopes[..., None] * torch.arange(16)[None, :]
+        return self.fc(x) + alibi.reshape(self.heads, 1, 16).sum(), squares + torch.pow(slopes, 2)
+
+model = M()
+)";
+  python::TraceWorkload workload;
+  workload.tokens = 16;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.error.empty());
+  REQUIRE(flow.outputs.size() == 2);
+  CHECK(flow.tensors[flow.outputs[1]].shape == std::vector<int64_t>{8});
+}
+
+TEST_CASE("An image input with no position table is sized by the image_size the model or its config was built for (Swin)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class Config:
+    def __init__(self):
+        self.image_size = 48
+        self.patch_size = 4
+
+class Patches(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.proj = nn.Conv2d(3, 8, config.patch_size, config.patch_size)
+
+    def forward(self, x):
+        return self.proj(x).flatten(2).transpose(1, 2)
+
+class Backbone(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.patches = Patches(config)
+        self.head = nn.Linear(8, 8)
+
+    def forward(self, pixel_values):
+        return self.head(self.patches(pixel_values))
+
+class Tiles(nn.Module):
+    def __init__(self, img_size=(40, 24)):
+        super().__init__()
+        self.img_size = img_size
+        self.proj = nn.Conv2d(3, 8, 8, 8)
+
+    def forward(self, x):
+        return self.proj(x)
+
+model = Backbone(Config())
+tiles = Tiles()
+)";
+  python::TraceWorkload workload;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  REQUIRE(flow.inputs.size() == 1);
+  CHECK(flow.tensors[flow.inputs[0]].shape == std::vector<int64_t>{1, 3, 48, 48});
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 144, 8});
+  auto t = test::traced(script, workload, "tiles");
+  REQUIRE(t.ok);
+  REQUIRE(t.model.dataflow.inputs.size() == 1);
+  CHECK(t.model.dataflow.tensors[t.model.dataflow.inputs[0]].shape == std::vector<int64_t>{1, 3, 40, 24});
+}
+
+TEST_CASE("x.reshape(shape=...) names its one argument (DiT's unpatchify)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return h.reshape(shape=(h.shape[0], 4, 4, h.shape[1], h.shape[2] // 16)).view(size=(h.shape[0], -1))
+
+model = M()
+)";
+  python::TraceWorkload workload;
+  workload.tokens = 8;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  INFO(r.model.dataflow.error);
+  CHECK(r.model.dataflow.error.empty());
+  REQUIRE(r.model.dataflow.outputs.size() == 1);
+  CHECK(r.model.dataflow.tensors[r.model.dataflow.outputs[0]].shape == std::vector<int64_t>{1, 128});
+}
+
+TEST_CASE("An optional input that forward() raises about while it is None is given, and traced again (Flux's guidance)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.guidance_embed = True
+        self.img_in = nn.Linear(64, 32)
+        self.time_in = nn.Linear(1, 32)
+        self.guidance_in = nn.Linear(1, 32)
+
+    def forward(self, img, timesteps, guidance=None, extra=None):
+        vec = self.time_in(timesteps[:, None])
+        if self.guidance_embed:
+            if guidance is None:
+                raise ValueError("Didn't get guidance strength for guidance distilled model.")
+            vec = vec + self.guidance_in(guidance[:, None])
+        return self.img_in(img) + vec[:, None, :]
+
+model = M()
+)";
+  python::TraceWorkload workload;
+  workload.tokens = 16;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.error.empty());
+  REQUIRE(flow.inputs.size() == 3);  // img, timesteps, guidance; `extra` is not named by the error
+  CHECK(flow.tensors[flow.inputs[2]].shape == std::vector<int64_t>{1});
+  bool said = false;
+  for (auto& n : flow.notes) said |= n.find("traced again with guidance given") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("forward(tokens, start_pos: int) gets an int position, not a tensor (Meta's Llama)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(100, 16)
+        self.register_buffer("freqs", torch.zeros(64, 8))
+        self.out = nn.Linear(16, 100)
+
+    def forward(self, tokens: torch.Tensor, start_pos: int):
+        _bsz, seqlen = tokens.shape
+        h = self.tok(tokens)
+        f = self.freqs[start_pos : start_pos + seqlen]
+        return self.out(h + f.sum())
+
+model = M()
+)";
+  python::TraceWorkload workload;
+  workload.tokens = 32;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.error.empty());
+  CHECK(flow.traced);
+  REQUIRE(flow.inputs.size() == 1);  // tokens; start_pos is an int
+  CHECK(flow.tensors[flow.inputs[0]].shape == std::vector<int64_t>{1, 32});
+}

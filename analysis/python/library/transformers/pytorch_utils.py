@@ -65,6 +65,44 @@ def prune_linear_layer(layer, index, dim=0):
     return new_layer
 
 
+def prune_conv1d_layer(layer, index, dim=1):
+    """prune_linear_layer for Conv1D, whose weight is [in, out]."""
+    W = layer.weight.index_select(dim, index).detach().clone()
+    b = layer.bias.detach().clone() if dim == 0 else layer.bias[index].detach().clone()
+    new_size = list(layer.weight.size())
+    new_size[dim] = len(index)
+    new_layer = Conv1D(new_size[1], new_size[0])
+    new_layer.weight.requires_grad = False
+    new_layer.weight.copy_(W.contiguous())
+    new_layer.weight.requires_grad = True
+    new_layer.bias.requires_grad = False
+    new_layer.bias.copy_(b.contiguous())
+    new_layer.bias.requires_grad = True
+    return new_layer
+
+
+def meshgrid(*tensors, indexing=None):
+    return torch.meshgrid(*tensors, indexing=indexing)
+
+
+def isin_mps_friendly(elements, test_elements):
+    return torch.isin(elements, test_elements)
+
+
+def compile_compatible_method_lru_cache(*lru_args, **lru_kwargs):
+    """An lru_cache that steps aside under torch.compile: caching does not change what a method returns."""
+
+    def decorator(func):
+        return func
+
+    return decorator
+
+
+def softmax_backward_data(parent, grad_output, output, dim, self):
+    """Training only (DeBERTa's XSoftmax.backward): never reached by an inference forward."""
+    raise NotImplementedError("softmax_backward_data is a backward pass")
+
+
 def is_torch_greater_or_equal_than(version):
     return True
 
