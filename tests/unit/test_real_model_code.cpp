@@ -28,6 +28,18 @@ std::string unresolved(const python::ExtractResult& r) {
   for (auto& u : r.model.unresolved) out += u.what + ": " + u.reason + "\n";
   return out;
 }
+
+// Traces `script` over `tokens` tokens (the root `model`, as --model takes it, or the script's own)
+// and requires forward() to have run to its end.
+python::ExtractResult traced_through(const std::string& script, int64_t tokens, const std::string& model = "") {
+  python::TraceWorkload workload;
+  workload.tokens = tokens;
+  auto r = test::traced(script, workload, model);
+  REQUIRE(r.ok);
+  INFO(r.model.dataflow.error);
+  CHECK(r.model.dataflow.error.empty());
+  return r;
+}
 }  // namespace
 
 TEST_CASE("real code: a function without __wrapped__ takes getattr's default (diffusers' register_to_config)") {
@@ -539,13 +551,8 @@ class Layer(nn.Module):
 
 model = Layer()
 )";
-  python::TraceWorkload workload;
-  workload.tokens = 16;
-  auto r = test::traced(script, workload);
-  REQUIRE(r.ok);
+  auto r = traced_through(script, 16);
   const auto& flow = r.model.dataflow;
-  INFO(flow.error);
-  CHECK(flow.error.empty());
   REQUIRE(flow.outputs.size() == 2);
   CHECK(flow.tensors[flow.outputs[0]].shape.back() == 10);
   CHECK(flow.tensors[flow.outputs[1]].shape.back() == 4);  // the router's logits, one per expert
@@ -573,13 +580,8 @@ class M(nn.Module):
 
 model = M()
 )";
-  python::TraceWorkload workload;
-  workload.tokens = 16;
-  auto r = test::traced(script, workload);
-  REQUIRE(r.ok);
+  auto r = traced_through(script, 16);
   const auto& flow = r.model.dataflow;
-  INFO(flow.error);
-  CHECK(flow.error.empty());
   REQUIRE(flow.outputs.size() == 2);
   CHECK(flow.tensors[flow.outputs[1]].shape == std::vector<int64_t>{8});
 }
@@ -624,16 +626,13 @@ class Tiles(nn.Module):
 model = Backbone(Config())
 tiles = Tiles()
 )";
-  python::TraceWorkload workload;
-  auto r = test::traced(script, workload);
-  REQUIRE(r.ok);
+  auto r = traced_through(script, 2048);
   const auto& flow = r.model.dataflow;
   REQUIRE(flow.inputs.size() == 1);
   CHECK(flow.tensors[flow.inputs[0]].shape == std::vector<int64_t>{1, 3, 48, 48});
   REQUIRE(flow.outputs.size() == 1);
   CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 144, 8});
-  auto t = test::traced(script, workload, "tiles");
-  REQUIRE(t.ok);
+  auto t = traced_through(script, 2048, "tiles");
   REQUIRE(t.model.dataflow.inputs.size() == 1);
   CHECK(t.model.dataflow.tensors[t.model.dataflow.inputs[0]].shape == std::vector<int64_t>{1, 3, 40, 24});
 }
@@ -654,12 +653,7 @@ class M(nn.Module):
 
 model = M()
 )";
-  python::TraceWorkload workload;
-  workload.tokens = 8;
-  auto r = test::traced(script, workload);
-  REQUIRE(r.ok);
-  INFO(r.model.dataflow.error);
-  CHECK(r.model.dataflow.error.empty());
+  auto r = traced_through(script, 8);
   REQUIRE(r.model.dataflow.outputs.size() == 1);
   CHECK(r.model.dataflow.tensors[r.model.dataflow.outputs[0]].shape == std::vector<int64_t>{1, 128});
 }
@@ -687,13 +681,8 @@ class M(nn.Module):
 
 model = M()
 )";
-  python::TraceWorkload workload;
-  workload.tokens = 16;
-  auto r = test::traced(script, workload);
-  REQUIRE(r.ok);
+  auto r = traced_through(script, 16);
   const auto& flow = r.model.dataflow;
-  INFO(flow.error);
-  CHECK(flow.error.empty());
   REQUIRE(flow.inputs.size() == 3);  // img, timesteps, guidance; `extra` is not named by the error
   CHECK(flow.tensors[flow.inputs[2]].shape == std::vector<int64_t>{1});
   bool said = false;
@@ -721,13 +710,8 @@ class M(nn.Module):
 
 model = M()
 )";
-  python::TraceWorkload workload;
-  workload.tokens = 32;
-  auto r = test::traced(script, workload);
-  REQUIRE(r.ok);
+  auto r = traced_through(script, 32);
   const auto& flow = r.model.dataflow;
-  INFO(flow.error);
-  CHECK(flow.error.empty());
   CHECK(flow.traced);
   REQUIRE(flow.inputs.size() == 1);  // tokens; start_pos is an int
   CHECK(flow.tensors[flow.inputs[0]].shape == std::vector<int64_t>{1, 32});

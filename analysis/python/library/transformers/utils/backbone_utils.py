@@ -23,21 +23,13 @@ def get_aligned_output_features_output_indices(out_features, out_indices, stage_
 class _AlignedOutputs:
     """out_features and out_indices kept aligned with stage_names (set either, read both)."""
 
-    @property
-    def out_features(self):
-        return self._out_features
+    def _align(self, out_features, out_indices):
+        self._out_features, self._out_indices = get_aligned_output_features_output_indices(
+            out_features, out_indices, self.stage_names
+        )
 
-    @out_features.setter
-    def out_features(self, out_features):
-        self._out_features, self._out_indices = get_aligned_output_features_output_indices(out_features, None, self.stage_names)
-
-    @property
-    def out_indices(self):
-        return self._out_indices
-
-    @out_indices.setter
-    def out_indices(self, out_indices):
-        self._out_features, self._out_indices = get_aligned_output_features_output_indices(None, out_indices, self.stage_names)
+    out_features = property(lambda self: self._out_features, lambda self, value: self._align(value, None))
+    out_indices = property(lambda self: self._out_indices, lambda self, value: self._align(None, value))
 
 
 class BackboneConfigMixin(_AlignedOutputs):
