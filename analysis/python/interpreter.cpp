@@ -2453,6 +2453,20 @@ Value Interpreter::compare(const std::string& op, const Value& a, const Value& b
       Value method = class_attribute(inst->cls, &self, side == 0 ? d->second.first : d->second.second, 0, site, found);
       if (found) return call(method, CallArgs{{other}, {}}, site);
     }
+  // No __ne__: object.__ne__ inverts __eq__, as in CPython (torch.device, dataclasses define only __eq__).
+  if (op == "!=")
+    for (int side = 0; side < 2; ++side) {
+      const Value& self = side == 0 ? a : b;
+      auto* inst = self.as<InstanceObj>();
+      if (!inst || inst->module) continue;
+      bool found = false;
+      Value method = class_attribute(inst->cls, &self, "__eq__", 0, site, found);
+      if (!found) continue;
+      Value eq = call(method, CallArgs{{side == 0 ? b : a}, {}}, site);
+      auto t = truth(eq);
+      if (!t) return unknown("__eq__ of unknown truth", site);
+      return Value::boolean(!*t);
+    }
   if (op == "==" || op == "!=") {
     auto e = equal(a, b);
     if (!e) return unknown("comparison with unknown values", site);

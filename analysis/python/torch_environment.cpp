@@ -1,5 +1,7 @@
 // torch's dtypes, and what a script asks about the machine, the process group and torch's version:
 // answered as for one process that plans the logical, unsharded model.
+#include <algorithm>
+#include <cctype>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,9 +63,56 @@ void install_torch_environment(Interpreter& in) {
     auto items = in.iterate(a.positional[0], site, &why);
     return items ? make_tuple(std::move(*items)) : why;
   });
-  in.define_native("torch.device", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
-    return a.positional.empty() ? in.unknown("device", site) : a.positional[0];
+  // torch.device("cuda:1") / torch.device("cuda", 1) / torch.device(device): type and index, compared by value.
+  // Tensors are on the CPU, as when the user's script builds the model (`x.device.type == "cpu"`).
+  auto device = in.make_builtin_class("torch.device", {}, [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    auto* self = a.positional.empty() ? nullptr : a.positional[0].as<InstanceObj>();
+    if (!self) return Value::none();
+    const Value* spec = a.positional.size() > 1 ? &a.positional[1] : a.keyword("type");
+    Value index = a.positional.size() > 2 ? a.positional[2] : a.keyword("index") ? *a.keyword("index") : Value::none();
+    if (!spec) return in.raise("TypeError", "device() missing its type", site);
+    if (auto* other = spec->as<InstanceObj>(); other && other->cls == self->cls) {
+      self->set_attribute("type", *other->find_attribute("type"));
+      self->set_attribute("index", *other->find_attribute("index"));
+      return Value::none();
+    }
+    if (spec->is_int()) {
+      self->set_attribute("type", Value::str("cuda"));
+      self->set_attribute("index", *spec);
+      return Value::none();
+    }
+    if (!spec->is_str()) return in.raise("TypeError", "device() takes a string, an int or a device", site);
+    const std::string& text = spec->s;
+    const size_t colon = text.find(':');
+    self->set_attribute("type", Value::str(text.substr(0, colon)));
+    if (colon != std::string::npos) {
+      const std::string digits = text.substr(colon + 1);
+      if (digits.empty() || digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        return in.raise("RuntimeError", "Invalid device string: '" + text + "'", site);
+      index = Value::integer(std::stoll(digits));
+    }
+    self->set_attribute("index", index);
+    return Value::none();
   });
+  device->set("__str__", in.native("torch.device.__str__", [](Interpreter& in, const Value&, Args& a, const ir::Span&) {
+    auto* self = a.positional.empty() ? nullptr : a.positional[0].as<InstanceObj>();
+    if (!self) return Value::str("");
+    const Value* type = self->find_attribute("type");
+    const Value* index = self->find_attribute("index");
+    std::string out = type && type->is_str() ? type->s : "";
+    if (index && index->is_int()) out += ":" + std::to_string(index->as_int());
+    return Value::str(out);
+  }));
+  device->set("__repr__", in.native("torch.device.__repr__", [](Interpreter& in, const Value&, Args& a, const ir::Span&) {
+    return Value::str("device(type='" + in.to_str(a.positional.empty() ? Value::none() : a.positional[0]) + "')");
+  }));
+  device->set("__eq__", in.native("torch.device.__eq__", [](Interpreter& in, const Value&, Args& a, const ir::Span&) {
+    if (a.positional.size() != 2) return Value::boolean(false);
+    auto* x = a.positional[0].as<InstanceObj>();
+    auto* y = a.positional[1].as<InstanceObj>();
+    if (!x || !y || x->cls != y->cls) return Value::boolean(false);
+    return Value::boolean(in.to_str(a.positional[0]) == in.to_str(a.positional[1]));
+  }));
   in.define_native("torch.finfo", [](Interpreter& in, const Value&, Args&, const ir::Span& site) {
     return in.unknown("torch.finfo values are not modelled", site);
   });

@@ -532,7 +532,9 @@ void install_tensor_methods(Interpreter& in) {
     return Value::boolean(self.as<TensorObj>()->requires_grad);
   });
   in.define_method("@tensor", "device", [](Interpreter& in, const Value&, Args&, const ir::Span& site) {
-    return in.unknown("device", site);
+    const Value* device = in.builtin("torch.device");
+    if (!device) return in.unknown("device", site);
+    return in.call(*device, CallArgs{{Value::str("cpu")}, {}}, site);
   });
   in.define_method("@torch.dtype", "is_floating_point", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
     const std::string& n = self.as<DtypeObj>()->name;

@@ -254,6 +254,20 @@ e = HandWritten(5).dim
   CHECK(r.repr("e") == "10");
 }
 
+TEST_CASE("!= on a class that defines only __eq__ inverts it (CPython's object.__ne__)") {
+  // Expected values are CPython 3.11's.
+  ScriptRun r(R"(
+class V:
+    def __init__(self, x):
+        self.x = x
+    def __eq__(self, other):
+        return isinstance(other, V) and other.x == self.x
+
+a = V(1) != V(2), V(1) != V(1), V(3) == V(3), V(1) != 1
+)");
+  CHECK(r.repr("a") == "(True, False, True, True)");
+}
+
 TEST_CASE("tensors: factory shapes, indexing and small known values") {
   ScriptRun r(R"(
 import torch

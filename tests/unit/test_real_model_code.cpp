@@ -716,3 +716,32 @@ model = M()
   REQUIRE(flow.inputs.size() == 1);  // tokens; start_pos is an int
   CHECK(flow.tensors[flow.inputs[0]].shape == std::vector<int64_t>{1, 32});
 }
+
+TEST_CASE("torch.device: a tensor is on the CPU, devices parse and compare as PyTorch's (RoBERTa's _tie_weights)", "[real]") {
+  // Twelve checks, each true under PyTorch 2 for a model built on the CPU; the layer's width counts them.
+  auto r = built(R"(
+import torch
+from torch import nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(3))
+        d = self.bias.device
+        checks = [d.type == "cpu", d.index is None, str(torch.device("cuda:1")) == "cuda:1", torch.device("cuda", 2).index == 2,
+                  torch.device("cpu") == d, torch.device("cuda:0") != d, isinstance(d, torch.device), str(d) == "cpu",
+                  torch.device(d).type == "cpu", torch.device(3).type == "cuda", torch.zeros(2, device=d).shape[0] == 2,
+                  torch.zeros(2).to(d).shape[0] == 2]
+        self.l = nn.Linear(2, sum(1 for c in checks if c))
+        if self.bias.device.type == "meta":
+            self.other = nn.Linear(2, 2)
+
+model = M()
+)");
+  REQUIRE(r.ok);
+  INFO(unresolved(r));
+  CHECK(r.model.unresolved.empty());
+  auto s = shapes(r);
+  CHECK(s["l.weight"] == std::vector<int64_t>{12, 2});
+  CHECK(s.count("other.weight") == 0);
+}
