@@ -1302,6 +1302,22 @@ Value ForwardTracer::subscript(Interpreter& in, const Value& target, const Value
     reshape_only = false;
   }
   if (!reshape_only) {
+    // Slices of several dims (Swin's patch merging x[:, 0::2, 0::2, :]): one dim at a time, each a
+    // slice the planner reads, giving the same result.
+    const bool slices_only = std::all_of(items.begin(), items.end(), [](const Value& it) { return it.as<SliceObj>() != nullptr; });
+    if (slices_only && items.size() <= ts->size()) {
+      Value part = target;
+      for (size_t d = 0; d < items.size(); ++d) {
+        const auto* s = items[d].as<SliceObj>();
+        if (s->lower.is_none() && s->upper.is_none() && s->step.is_none()) continue;
+        std::vector<Value> one;
+        for (size_t k = 0; k < d; ++k) one.push_back(Value::object(std::make_shared<SliceObj>()));
+        one.push_back(items[d]);
+        part = subscript(in, part, make_tuple(std::move(one)), site);
+        if (!part.as<TensorObj>()) break;
+      }
+      if (auto* ps = shape_of(part); ps && *ps == *rs) return part;
+    }
     record(OpKind::Unknown, "[]", {target}, r, site).detail = "indexing several dims at once";
     return r;
   }

@@ -745,3 +745,33 @@ model = M()
   CHECK(s["l.weight"] == std::vector<int64_t>{12, 2});
   CHECK(s.count("other.weight") == 0);
 }
+
+TEST_CASE("Slices of several dims are traced one dim at a time (nanoGPT's bias[:, :, :T, :T], Swin's x[:, 0::2, 0::2, :])", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+        self.register_buffer("bias", torch.tril(torch.ones(64, 64)).view(1, 1, 64, 64))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        mask = self.bias[:, :, :T, :T]
+        grid = self.fc(x).view(B, 4, T // 4, C)
+        merged = torch.cat([grid[:, 0::2, 0::2, :], grid[:, 1::2, 1::2, :]], -1)
+        return mask.sum() + merged
+
+model = M()
+)";
+  auto r = traced_through(script, 32);
+  const auto& flow = r.model.dataflow;
+  for (const auto& op : flow.ops) {
+    INFO(op.name << " " << op.detail);
+    CHECK(op.kind != ir::OpKind::Unknown);
+  }
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 2, 4, 32});
+}
