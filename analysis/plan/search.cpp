@@ -332,6 +332,16 @@ std::vector<char> find_passed_through(const Prepared& prep, int b) {
   return out;
 }
 
+// Whether one choice per item (count(item) choices each) makes over kMaxFreeCombinations
+// combinations of the weights a call stores first (counted up to the bound, never overflowing).
+template <typename Items, typename Count>
+bool over_free_combinations(const Items& items, Count count) {
+  size_t product = 1;
+  for (const auto& item : items)
+    product = std::min(product * std::max<size_t>(count(item), 1), AxisSolver::kMaxFreeCombinations + 1);
+  return product > AxisSolver::kMaxFreeCombinations;
+}
+
 // The next combination of one choice per list (row-major, the last list fastest) in `digit`;
 // false after the last one.
 template <typename Lists>
@@ -914,9 +924,7 @@ bool AxisSolver::greedy_free_layouts(const Prepared& prep, int nb, const std::ve
                                      const size_t* option_count, size_t* digit, const Context& ctx, uint64_t callee_key) {
   const auto& nbody = prep.bodies[nb];
   const size_t ext_count = nbody.ext.size();
-  size_t product = 1;
-  for (size_t i = 0; i < ext_count; ++i) product = std::min(product * std::max<size_t>(option_count[i], 1), kMaxFreeCombinations + 1);
-  if (product <= kMaxFreeCombinations) return false;
+  if (!over_free_combinations(std::span<const size_t>(option_count, ext_count), [](size_t n) { return n; })) return false;
   // A module called more than once (ALBERT's shared layer) reads weights whose one layout serves
   // every call, so they are stored before its first call: every combination of their layouts is
   // too many to try (3^16 for one attention + MLP). Walk them one weight at a time instead, from
@@ -1188,9 +1196,8 @@ std::optional<std::vector<AxisSolver::MemoEntry>> AxisSolver::eliminate_entries(
       // Free layouts: every combination, the last tensor's fastest (as the programme lists them).
       {
         std::vector<size_t> d(free_at.size(), 0);
-        size_t free_product = 1;
-        for (const auto& o : free_opts) free_product = std::min(free_product * std::max<size_t>(o.size(), 1), kMaxFreeCombinations + 1);
-        if (free_product > kMaxFreeCombinations) return std::nullopt;  // the programme walks them greedily
+        if (over_free_combinations(free_opts, [](const std::vector<Spec>& o) { return o.size(); }))
+          return std::nullopt;  // the programme walks them greedily
         bool any = std::all_of(free_opts.begin(), free_opts.end(), [](auto& o) { return !o.empty(); });
         for (bool more = any; more; more = next_combination(d, free_opts)) {
           std::vector<Spec> combo;
