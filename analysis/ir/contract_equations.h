@@ -84,8 +84,9 @@ std::string einsum_equation(const std::string& equation, const std::vector<const
       while (k > 0 && eq[k - 1] != ',' && eq[k - 1] != '>') --k;
       for (size_t m = k; m < eq.size() && eq[m] != ',' && eq[m] != '-'; ++m)
         if (std::isalpha(static_cast<unsigned char>(eq[m]))) ++explicit_letters;
+      const bool output = eq.find("->") < i;  // the output's ellipsis: every broadcast dim of the inputs'
       size_t rank = part < shapes.size() && shapes[part] ? shapes[part]->size() : max_rank;
-      size_t n = rank > explicit_letters ? rank - explicit_letters : 0;
+      size_t n = output ? ellipsis_letters.size() : rank > explicit_letters ? rank - explicit_letters : 0;
       while (ellipsis_letters.size() < n && next < pool.size()) ellipsis_letters += pool[next++];
       result += ellipsis_letters.substr(ellipsis_letters.size() - n);
       i += 2;

@@ -102,6 +102,9 @@ struct Dataflow {
   // follows it when the user did not choose one.
   int64_t max_tokens = 0;
   std::vector<std::string> notes;
+  // Assertions that failed while forward() ran and that tracing went past, as `python -O` runs
+  // (a serving limit the loader left at 0 must not cost the whole trace): each becomes a warning.
+  std::vector<Span> failed_assertions;
 };
 
 }  // namespace shardlens::ir

@@ -700,6 +700,12 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
   if (!flow.error.empty())
     result.diagnostics.push_back({"trace-incomplete", "warning",
                                   "forward() was only partly traced (" + flow.error + "): the plan covers what was seen", model.modules[0].span, ""});
+  for (const auto& site : flow.failed_assertions)
+    result.diagnostics.push_back({"assertion-failed", "warning",
+                                  "this assertion is false for the model as built, on the planned workload: the model would raise "
+                                  "AssertionError here; the trace went on past it (as `python -O` runs), so check the value it tests "
+                                  "(often a serving limit such as a maximum batch size that the loader left at its default)",
+                                  site, ""});
   // Unknown ops: the planner keeps tensors whole around them.
   std::set<std::string> unknown_seen;
   std::vector<int> sized_ops;  // the ops whose sizes the divisibility checks read, found in the same pass

@@ -281,6 +281,15 @@ void install_container_methods(Interpreter& in) {
     }
     return Value::none();
   }));
+  dict_class->set("fromkeys", in.native("builtins.dict.fromkeys", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.empty() || a.positional.size() > 2) return in.raise("TypeError", "fromkeys expected 1 or 2 arguments", site);
+    Value why;
+    auto keys = in.iterate(a.positional[0], site, &why);
+    if (!keys) return why;
+    auto d = std::make_shared<DictObj>();
+    for (auto& k : *keys) d->set(k, a.positional.size() > 1 ? a.positional[1] : Value::none());
+    return Value::object(d);
+  }));
   for (const char* m : {"get", "keys", "values", "items", "update", "pop", "setdefault", "copy", "clear"}) {
     std::string name = m;
     dict_class->set(name, in.native("builtins.dict." + name, [name, storage](Interpreter& interp, const Value&, Args& a, const ir::Span& site) {

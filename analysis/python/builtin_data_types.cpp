@@ -126,6 +126,33 @@ void install_data_type_modules(Interpreter& in) {
   };
   in.define_native("dataclasses.replace", replace);
   in.define_native("dataclasses.__replace_method__", replace);  // namedtuple._replace(self, **changes)
+  // fields(class or instance): one Field per field, with its name and default (MISSING modelled as absent).
+  auto field_class = in.make_builtin_class("dataclasses.Field", {}, nullptr);
+  in.define_native("dataclasses.fields", [field_class](Interpreter& in, const Value&, Args& a, const ir::Span& site) -> Value {
+    ClassObj* cls = a.positional.empty() ? nullptr : a.positional[0].as<ClassObj>();
+    if (auto* inst = a.positional.empty() ? nullptr : a.positional[0].as<InstanceObj>()) cls = inst->cls.get();
+    if (!cls || !cls->is_dataclass) return in.raise("TypeError", "must be called with a dataclass type or instance", site);
+    std::vector<Value> out;
+    for (auto& name : cls->dataclass_fields) {
+      Value f = in.instantiate(field_class, Args{}, site);
+      auto* field = f.as<InstanceObj>();
+      if (!field) return f;
+      field->set_attribute("name", Value::str(name));
+      for (ClassObj* c : cls->mro)  // the type from the class that declared the field
+        if (const Value* notes = c->find("__annotations__"); notes && notes->as<DictObj>())
+          if (const Value* type = notes->as<DictObj>()->find_str(name)) {
+            field->set_attribute("type", *type);
+            break;
+          }
+      if (const Value* d = cls->lookup("__dataclass_default_" + name)) {
+        auto* spec = d->as<DataclassFieldObj>();
+        if (!spec) field->set_attribute("default", *d);
+        else if (spec->default_value) field->set_attribute("default", *spec->default_value);
+      }
+      out.push_back(f);
+    }
+    return make_tuple(std::move(out));
+  });
   in.define_native("dataclasses.is_dataclass", [](Interpreter&, const Value&, Args& a, const ir::Span&) {
     if (a.positional.empty()) return Value::boolean(false);
     if (auto* c = a.positional[0].as<ClassObj>()) return Value::boolean(c->is_dataclass);
@@ -204,7 +231,7 @@ void install_data_type_modules(Interpreter& in) {
   // --- typing ---
   for (const char* n : {"Any", "Optional", "Union", "List", "Dict", "Tuple", "Set", "FrozenSet", "Callable", "Type",
                         "Sequence", "Iterable", "Iterator", "Mapping", "MutableMapping", "Literal", "ClassVar", "Final",
-                        "Generic", "Protocol", "TypeVar", "Annotated", "NamedTuple", "TypedDict", "Self"})
+                        "Generic", "Protocol", "TypeVar", "Annotated", "NamedTuple", "TypedDict", "Self", "_GenericAlias"})
     in.make_builtin_class(std::string("typing.") + n, {}, nullptr);
   in.define("typing.TYPE_CHECKING", Value::boolean(false));
   for (const char* n : {"Sequence", "MutableSequence", "Mapping", "MutableMapping", "Iterable", "Iterator", "Collection",
@@ -246,21 +273,27 @@ void make_dataclass(Interpreter& in, ClassObj& cls, bool) {
         if (std::find(cls.dataclass_fields.begin(), cls.dataclass_fields.end(), f) == cls.dataclass_fields.end())
           cls.dataclass_fields.push_back(f);
   }
+  auto declare = [&cls](const std::string& name) {
+    if (std::find(cls.dataclass_fields.begin(), cls.dataclass_fields.end(), name) == cls.dataclass_fields.end())
+      cls.dataclass_fields.push_back(name);
+    if (const Value* v = cls.find(name)) {
+      Value d = *v;
+      cls.set("__dataclass_default_" + name, d);
+      if (auto* f = d.as<DataclassFieldObj>()) {
+        if (f->default_value) cls.set(name, *f->default_value);
+      }
+    }
+  };
   if (cls.def) {
     for (const auto& stmt : cls.def->body) {
       if (!stmt || stmt->kind != StmtKind::AnnAssign || stmt->targets.empty()) continue;
       if (stmt->targets[0]->kind != ExprKind::Name || is_class_var(stmt->annotation.get())) continue;
-      const std::string& name = stmt->targets[0]->name;
-      if (std::find(cls.dataclass_fields.begin(), cls.dataclass_fields.end(), name) == cls.dataclass_fields.end())
-        cls.dataclass_fields.push_back(name);
-      if (const Value* v = cls.find(name)) {
-        Value d = *v;
-        cls.set("__dataclass_default_" + name, d);
-        if (auto* f = d.as<DataclassFieldObj>()) {
-          if (f->default_value) cls.set(name, *f->default_value);
-        }
-      }
+      declare(stmt->targets[0]->name);
     }
+  } else if (const Value* annotations = cls.find("__annotations__"); annotations && annotations->as<DictObj>()) {
+    // A class made by type(name, bases, {"__annotations__": {...}, ...}): the fields are the dict's keys.
+    for (auto& entry : annotations->as<DictObj>()->entries)
+      if (entry.first.is_str()) declare(entry.first.s);
   }
   if (!cls.find("__init__")) cls.set("__init__", in.native(cls.name + ".__init__", dataclass_init));
   bool named_tuple = false;

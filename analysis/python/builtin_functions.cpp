@@ -104,6 +104,24 @@ Value min_max(Interpreter& in, Args& a, const ir::Span& site, bool want_max) {
   return best;
 }
 
+// type(name, bases, namespace): the class a class statement with that body would make.
+Value new_type(Interpreter& in, Args& a, const ir::Span& site) {
+  const Value& name = a.positional[0];
+  auto* members = a.positional[2].as<DictObj>();
+  if (!name.is_str() || !members) return in.raise("TypeError", "type(name, bases, dict) takes a str, a tuple and a dict", site);
+  Value why;
+  auto bases = in.iterate(a.positional[1], site, &why);
+  if (!bases) return why;
+  auto cls = in.new_class(name.s, *bases);
+  cls->span = site;
+  for (auto& [key, member] : members->entries) {
+    if (!key.is_str()) return in.raise("TypeError", "type() namespace keys must be strings", site);
+    in.set_class_member(*cls, key.s, member);
+  }
+  in.finish_class(*cls);
+  return Value::object(cls);
+}
+
 }  // namespace
 
 NativeFn decorator(ObjKind kind) {
@@ -315,7 +333,8 @@ void install_builtin_functions(Interpreter& in) {
     return Value::none();
   });
   def("type", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
-    if (a.positional.size() != 1) return in.unknown("type() with three arguments is not modelled", site);
+    if (a.positional.size() == 3) return new_type(in, a, site);
+    if (a.positional.size() != 1) return in.raise("TypeError", "type() takes 1 or 3 arguments", site);
     const Value& v = a.positional[0];
     if (auto* inst = v.as<InstanceObj>()) return Value::object(inst->cls);
     if (v.is_unknown()) return v;

@@ -126,6 +126,11 @@ void install_script_environment(Interpreter& in) {
     return a.positional.empty() ? Value::none() : a.positional[0];
   }));
 
+  // --- _shardlens: what the library models ask of the interpreter (library/_shardlens_common/imports.py) ---
+  in.define_native("_shardlens.importer_has_fallback", [](Interpreter& in, const Value&, Args&, const ir::Span&) {
+    return Value::boolean(in.importer_has_fallback());
+  });
+
   // --- os / sys / warnings / logging: values that depend on the environment stay unknown ---
   in.define("sys.argv", make_list({Value::str("script.py")}));
   in.define("sys.version_info", make_tuple({Value::integer(3), Value::integer(11), Value::integer(0)}));

@@ -1432,6 +1432,24 @@ std::vector<const ForwardTracer::PositionTable*> ForwardTracer::position_tables_
 
 std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const {
   if (const IndexInput kind = index_input_kind(p.name); kind == IndexInput::PerSample || kind == IndexInput::LabelPerSample) {
+    // The name says one per sample; a Linear reading it as its first use says a vector of features
+    // per sample (Flux's `y`, the pooled text embedding, where DiT's `y` is a class label; a
+    // timestep goes through its sinusoidal embedding first).
+    std::vector<char> reached(flow_->tensors.size(), 0);
+    reached[p.id] = 1;
+    for (auto& op : flow_->ops) {
+      std::vector<int64_t> used;
+      std::string used_dtype;
+      std::string what = input_told_by(op, reached, used, used_dtype);
+      if (what.empty()) continue;
+      const bool direct = std::find(op.inputs.begin(), op.inputs.end(), p.id) != op.inputs.end();
+      if (direct && what.rfind("features for ", 0) == 0 && !used.empty()) {
+        shape = {workload_.batch, used.back()};
+        if (!used_dtype.empty()) dtype = used_dtype;
+        return "one vector of " + std::to_string(used.back()) + " " + what + ", per sample by the name model code gives it";
+      }
+      break;
+    }
     shape = {workload_.batch};
     dtype = kind == IndexInput::PerSample ? "float32" : "int64";
     return kind == IndexInput::PerSample ? "one value per sample (a diffusion timestep), by the name model code gives it"
@@ -1788,7 +1806,19 @@ const char* const kPreconditions[] = {"setup_caches", "setup_cache", "init_cache
 
 }  // namespace
 
+// A model whose forward() fails one of its own assertions on the workload (a serving limit its
+// loader left at 0, a sequence longer than it declares) is traced again past them: the plan covers
+// the whole forward and each failed assertion is a warning at its line.
 void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload) {
+  past_assertions_ = false;
+  trace_with_retries(root, workload);
+  if (!model_.dataflow.error.starts_with("forward() raised AssertionError")) return;
+  past_assertions_ = true;
+  trace_with_retries(root, workload);
+  past_assertions_ = false;
+}
+
+void ForwardTracer::trace_with_retries(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload) {
   named_by_error_.clear();
   trace_once(root, workload);
   if (model_.dataflow.error.empty() || !model_.dataflow.error.starts_with("forward() raised")) return;
@@ -1856,6 +1886,13 @@ void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceW
   }
 }
 
+bool ForwardTracer::assertion_failed(const ir::Span& site) {
+  if (!past_assertions_) return false;
+  auto& seen = flow_->failed_assertions;
+  if (std::find(seen.begin(), seen.end(), site) == seen.end()) seen.push_back(site);
+  return true;
+}
+
 void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload) {
   workload_ = workload;
   flow_ = &model_.dataflow;
@@ -1913,11 +1950,13 @@ void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const T
   std::vector<GivenInput> told;
   told.reserve(inputs.size());
   std::map<std::string, std::string> told_by;
+  bool probe_finished = false;  // the last pass 1 ran forward() to its end
   for (size_t round = 0;; ++round) {
     probe_inputs_ = &inputs;
     probe_reached_.clear();
     probe_next_op_ = 0;
     run(root, inputs);
+    probe_finished = interp_.pending_exception() == nullptr;
     probe_inputs_ = nullptr;
     interp_.end_stop();
     interp_.take_exception("Exception");
@@ -1943,6 +1982,20 @@ void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const T
       p->tensor->dtype = told.back().dtype;
     }
   }
+  // An optional input chosen by its name that forward() never read, on a pass 1 that ran to the
+  // end, is not needed on this path (mistral-inference's `images` without a vision encoder): it
+  // keeps its default.
+  if (probe_finished)
+    std::erase_if(inputs, [&](const Placeholder& p) {
+      if (p.given || !p.by_keyword) return false;
+      std::vector<int64_t> shape;
+      std::string dtype;
+      if (!infer_input(p, shape, dtype).empty()) return false;
+      for (const auto& op : flow_->ops)
+        if (op.kind != OpKind::Call && std::find(op.inputs.begin(), op.inputs.end(), p.id) != op.inputs.end()) return false;
+      flow_->notes.push_back("forward input '" + p.name + "' is not read on the path traced: left at its default");
+      return true;
+    });
   bool all_known = true;
   for (auto& p : inputs) {
     std::vector<int64_t> shape;
@@ -1954,7 +2007,8 @@ void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const T
     }
     if (what.empty()) {
       all_known = false;
-      flow_->notes.push_back("could not tell the shape of forward input '" + p.name + "' from its first use");
+      flow_->notes.push_back("could not tell the shape of forward input '" + p.name + "' from its first use: give it with --input " +
+                             p.name + "=SHAPE[:DTYPE] (in an editor, the `inputs` setting)");
       continue;
     }
     p.tensor = interp_.new_tensor(shape, {});
@@ -1966,8 +2020,9 @@ void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const T
   // Keep pass 1's notes about inputs; what pass 1 noted while tracing is noted again by pass 2.
   std::vector<std::string> input_notes;
   for (auto& n : flow_->notes)
-    if (n.rfind("could not tell", 0) == 0) input_notes.push_back(n);
+    if (n.rfind("could not tell", 0) == 0 || n.rfind("forward input '", 0) == 0) input_notes.push_back(n);
   flow_->notes = input_notes;
+  flow_->failed_assertions.clear();
   run(root, inputs);
   if (const PendingException* raised = interp_.pending_exception()) {
     // What raised and where: the user's next step is to look at that line.

@@ -53,6 +53,7 @@ class ForwardTracer {
 
   // Runs root.forward on inputs whose shapes are inferred from their first use; fills model.dataflow.
   void trace(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload);
+  void trace_with_retries(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload);
 
   // What a forward input was taken to be: its shape and dtype, and the use that told it.
   struct InputShape {
@@ -95,6 +96,9 @@ class ForwardTracer {
   // ops instead of being executed again: identical blocks are traced once (forward_trace_memo.cpp).
   // The interpreter reports, while tracing, what such a replay must respect:
   void mutated(const Object* object);  // an object's state changes (attribute, item, in place)
+  // An assert in forward() is false. Only when tracing past failed assertions (the last resort once
+  // forward() still raised AssertionError): noted, and true: forward() goes on, as under `python -O`.
+  bool assertion_failed(const ir::Span& site);
   void untracked_state();              // a change or read the memo cannot follow (a global, __dict__)
   void attribute_read(const InstanceObj& instance, const std::string& name);
   void closure_read(uint64_t scope_serial);  // a name found in an enclosing function's scope
@@ -149,6 +153,7 @@ class ForwardTracer {
   // (`with_index_inputs`: position indices too).
   static std::vector<std::pair<std::string, bool>> forward_inputs(const FunctionObj& forward, bool with_index_inputs);
   bool with_index_inputs_ = false;
+  bool past_assertions_ = false;  // assertion_failed() lets forward() go on
   // Optional parameters (default None) given as inputs because forward() raised naming them
   // (Flux: "Didn't get guidance strength for guidance distilled model").
   std::vector<std::string> named_by_error_;

@@ -334,6 +334,8 @@ Flow Interpreter::exec_units(const std::vector<std::shared_ptr<Unit>>& units, co
   Frame* outer = frame_;
   frame_ = &frame;
   int outer_guards = import_guards_;
+  bool outer_fallback = importer_has_fallback_;
+  importer_has_fallback_ = scope != globals_ && outer_guards > 0;
   import_guards_ = 0;
   Flow result = Flow::Normal;
   for (const auto& unit : units) {
@@ -353,6 +355,7 @@ Flow Interpreter::exec_units(const std::vector<std::shared_ptr<Unit>>& units, co
     }
   }
   import_guards_ = outer_guards;
+  importer_has_fallback_ = outer_fallback;
   frame_ = outer;
   return result;
 }
@@ -534,6 +537,7 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
       if (pending_) return Flow::Raise;
       auto t = truth(v);
       if (t && !*t) {
+        if (tracer_ && tracer_->assertion_failed(span())) return Flow::Normal;
         raise("AssertionError", "assertion failed", span());
         return Flow::Raise;
       }
@@ -1239,18 +1243,12 @@ Flow Interpreter::define_cached(const Stmt& s, Frame& frame) {
   return Flow::Normal;
 }
 
-Value Interpreter::define_class(const Stmt& s, Frame& frame, bool track) {
-  const ClassDef& def = *s.class_def;
+std::shared_ptr<ClassObj> Interpreter::new_class(const std::string& name, const std::vector<Value>& bases, bool track) {
   auto cls = std::make_shared<ClassObj>();
   if (track) classes_.push_back(cls);
-  cls->name = def.name;
-  cls->qualname = def.name;
-  cls->def = s.class_def;
-  cls->unit = frame.unit;
-  cls->span = absolute(s.span, frame.unit);
-  for (const auto& b : def.bases) {
-    if (b->kind == ExprKind::Keyword) continue;  // metaclass=...
-    Value bv = eval(*b, frame);
+  cls->name = name;
+  cls->qualname = name;
+  for (const Value& bv : bases) {
     if (auto* c = bv.as<ClassObj>()) {
       cls->bases.push_back(std::static_pointer_cast<ClassObj>(bv.obj));
       cls->is_module |= c->is_module;
@@ -1262,6 +1260,37 @@ Value Interpreter::define_class(const Stmt& s, Frame& frame, bool track) {
   }
   if (cls->bases.empty()) cls->bases.push_back(builtins_->object_base);
   compute_mro(*cls);
+  return cls;
+}
+
+void Interpreter::set_class_member(ClassObj& cls, const std::string& name, Value v) {
+  Value* fn_holder = &v;
+  if (v.kind == Value::Kind::Obj && (v.obj->kind == ObjKind::Property || v.obj->kind == ObjKind::StaticMethod ||
+                                     v.obj->kind == ObjKind::ClassMethod))
+    fn_holder = &static_cast<WrapperObj*>(v.obj.get())->function;
+  if (auto* f = fn_holder->as<FunctionObj>(); f && !f->defining_class) {
+    f->defining_class = &cls;
+    f->qualname = cls.name + "." + f->qualname;
+  }
+  cls.set(name, std::move(v));
+}
+
+void Interpreter::finish_class(ClassObj& cls) {
+  for (ClassObj* c : cls.mro)
+    if (c != &cls && c->qualname == "enum.Enum") make_enum(cls);
+  cls.custom_getattribute = user_defined(cls, "__getattribute__");
+  cls.custom_setattr = user_defined(cls, "__setattr__");
+}
+
+Value Interpreter::define_class(const Stmt& s, Frame& frame, bool track) {
+  const ClassDef& def = *s.class_def;
+  std::vector<Value> bases;
+  for (const auto& b : def.bases)
+    if (b->kind != ExprKind::Keyword) bases.push_back(eval(*b, frame));  // not metaclass=...
+  auto cls = new_class(def.name, bases, track);
+  cls->def = s.class_def;
+  cls->unit = frame.unit;
+  cls->span = absolute(s.span, frame.unit);
   bool named_tuple = false;
   for (auto& b : cls->bases) named_tuple |= b->qualname == "typing.NamedTuple";
 
@@ -1273,10 +1302,17 @@ Value Interpreter::define_class(const Stmt& s, Frame& frame, bool track) {
   body.is_class_body = true;
   // Class bodies can read enclosing names; lookups fall back to globals via lookup_name.
   std::vector<std::string> order;
+  std::shared_ptr<DictObj> annotations;  // the class's __annotations__, as CPython evaluates them
   for (const auto& stmt : def.body) {
     if (!stmt) continue;
     Flow f = exec(*stmt, body);
     if (f == Flow::Raise) return unknown("class body raised", cls->span);
+    if (stmt->kind == StmtKind::AnnAssign && stmt->annotation && !stmt->targets.empty() && stmt->targets[0]->kind == ExprKind::Name) {
+      Value type = eval(*stmt->annotation, body);
+      if (pending_ && !take_exception("Exception")) return unknown("class body raised", cls->span);
+      if (!annotations) annotations = std::make_shared<DictObj>();
+      annotations->set(Value::str(stmt->targets[0]->name), type);
+    }
     auto remember = [&](const std::string& n) {
       if (std::find(order.begin(), order.end(), n) == order.end()) order.push_back(n);
     };
@@ -1286,21 +1322,16 @@ Value Interpreter::define_class(const Stmt& s, Frame& frame, bool track) {
       for (const auto& t : stmt->targets)
         if (t->kind == ExprKind::Name) remember(t->name);
   }
+  if (annotations && !body.scope->vars.count("__annotations__")) {
+    body.scope->vars["__annotations__"] = Value::object(annotations);
+    order.push_back("__annotations__");
+  }
   for (auto& [name, v] : body.scope->vars)
     if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
   for (const auto& name : order) {
     auto it = body.scope->vars.find(name);
     if (it == body.scope->vars.end()) continue;
-    Value v = it->second;
-    Value* fn_holder = &v;
-    if (v.kind == Value::Kind::Obj && (v.obj->kind == ObjKind::Property || v.obj->kind == ObjKind::StaticMethod ||
-                                       v.obj->kind == ObjKind::ClassMethod))
-      fn_holder = &static_cast<WrapperObj*>(v.obj.get())->function;
-    if (auto* f = fn_holder->as<FunctionObj>(); f && !f->defining_class) {
-      f->defining_class = cls.get();
-      f->qualname = def.name + "." + f->qualname;
-    }
-    cls->set(name, v);
+    set_class_member(*cls, name, it->second);
   }
   if (named_tuple) make_dataclass(*this, *cls);
   // __init_subclass__ of the nearest base defining it, with the class keywords (not metaclass).
@@ -1317,10 +1348,7 @@ Value Interpreter::define_class(const Stmt& s, Frame& frame, bool track) {
     if (pending_) return unknown("__init_subclass__ raised", cls->span);
     break;
   }
-  for (ClassObj* c : cls->mro)
-    if (c != cls.get() && c->qualname == "enum.Enum") make_enum(*cls);
-  cls->custom_getattribute = user_defined(*cls, "__getattribute__");
-  cls->custom_setattr = user_defined(*cls, "__setattr__");
+  finish_class(*cls);
   return apply_decorators(def.decorators, Value::object(cls), frame);
 }
 
@@ -2208,6 +2236,26 @@ Value Interpreter::eval_comprehension(const Expr& e, Frame& frame) {
 
 static int64_t normalise_index(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
 
+// List[int], Optional[X], Dict[str, Any]: typing's alias, read through __origin__ and __args__
+// (Optional[X] is Union[X, None], as typing spells it).
+Value Interpreter::generic_alias(ClassObj& origin, const Value& index, const ir::Span& site) {
+  const Value* alias_class = builtin("typing._GenericAlias");
+  if (!alias_class || !alias_class->as<ClassObj>()) return unknown("generic alias", site);
+  std::vector<Value> args;
+  if (auto* items = index.kind == Value::Kind::Obj && index.obj->kind == ObjKind::Tuple ? TupleView::of(index) : nullptr) args = items->items;
+  else args.push_back(index);
+  if (origin.qualname == "typing.Optional") {
+    if (const Value* none_type = builtin("builtins.NoneType")) args.push_back(*none_type);
+  }
+  Value alias = instantiate(std::static_pointer_cast<ClassObj>(alias_class->obj), CallArgs{}, site);
+  auto* inst = alias.as<InstanceObj>();
+  if (!inst) return unknown("generic alias", site);
+  bool union_like = origin.qualname == "typing.Optional" || origin.qualname == "typing.Union";
+  inst->set_attribute("__origin__", union_like ? *builtin("typing.Union") : Value::object(std::static_pointer_cast<ClassObj>(origin.shared_from_this())));
+  inst->set_attribute("__args__", make_tuple(std::move(args)));
+  return alias;
+}
+
 Value Interpreter::eval_subscript(const Value& target, const Value& index, const ir::Span& site) {
   if (target.is_unknown()) return target;
   if (index.is_unknown()) return index;
@@ -2270,7 +2318,7 @@ Value Interpreter::eval_subscript(const Value& target, const Value& index, const
         if (m.as<InstanceObj>()->find_attribute("name")->s == index.s) return m;
       return raise("KeyError", index.s, site);
     }
-    return unknown("generic alias", site);  // List[int], Optional[X]
+    return generic_alias(*cls, index, site);  // List[int], Optional[X]
   }
   if (tracer_ && target.as<TensorObj>()) return tracer_->subscript(*this, target, index, site);
   if (const NativeFn* f = method(target.kind == Value::Kind::Obj && target.obj->kind == ObjKind::Tensor ? "tensor" : type_name(target), "__getitem__")) {
@@ -2574,8 +2622,11 @@ Value Interpreter::binary_uncharged(const std::string& op, const Value& a, const
     }
   }
   // `int | None` (PEP 604) in an annotation or a type alias: a union nothing here needs to look into.
-  if (op == "|" && (a.as<ClassObj>() || a.is_none()) && (b.as<ClassObj>() || b.is_none()))
-    return unknown("a type union (X | Y)", site);
+  auto is_type = [](const Value& v) {
+    auto* alias = v.as<InstanceObj>();
+    return v.as<ClassObj>() || v.is_none() || (alias && alias->cls->qualname == "typing._GenericAlias");
+  };
+  if (op == "|" && is_type(a) && is_type(b)) return unknown("a type union (X | Y)", site);
   return raise("TypeError", "unsupported operand type(s) for " + op + ": '" + type_name(a) + "' and '" + type_name(b) + "'", site);
 }
 

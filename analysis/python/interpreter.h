@@ -158,12 +158,20 @@ class Interpreter {
   std::shared_ptr<ClassObj> make_builtin_class(const std::string& qualname,
                                                std::vector<std::shared_ptr<ClassObj>> bases,
                                                NativeFn init);
+  // A class statement and type(name, bases, namespace) alike: the class from its bases, then its
+  // members (functions learn their class, for zero-argument super()), then what the members imply.
+  std::shared_ptr<ClassObj> new_class(const std::string& name, const std::vector<Value>& bases, bool track = true);
+  void set_class_member(ClassObj& cls, const std::string& name, Value member);
+  void finish_class(ClassObj& cls);
   std::shared_ptr<ClassObj> module_base() const { return builtins_->module_base; }
   std::shared_ptr<ClassObj> object_base() const { return builtins_->object_base; }
   Value instantiate(const std::shared_ptr<ClassObj>& cls, CallArgs args, const ir::Span& site);
   std::shared_ptr<TensorObj> new_tensor(std::optional<ir::Shape> shape, const ir::Span& site,
                                         bool parameter = false);
   const std::vector<Event>& events() const { return events_; }
+  // Whether the module now executing was imported inside `try: ... except ImportError:` (library
+  // models of CUDA-only packages read it: absent where the code has a fallback, modelled where not).
+  bool importer_has_fallback() const { return importer_has_fallback_; }
   // Choices made on the user's behalf that a user should know about.
   const std::vector<std::string>& notes() const { return notes_; }
   // eval() of a string: an expression evaluated in the running frame.
@@ -199,6 +207,7 @@ class Interpreter {
   Value eval_comprehension(const Expr& expr, Frame& frame);
   Value eval_fstring(const Expr& expr, Frame& frame);
   Value eval_subscript(const Value& target, const Value& index, const ir::Span& site);
+  Value generic_alias(ClassObj& origin, const Value& index, const ir::Span& site);
   void assign(const Expr& target, Value value, Frame& frame);
   bool collect_args(const std::vector<ExprPtr>& items, size_t first, Frame& frame, CallArgs& out);
   Value lookup_name(const std::string& name, Frame& frame, const ir::Span& site);
@@ -248,9 +257,10 @@ class Interpreter {
   std::set<std::tuple<std::string, std::string, uint32_t, uint32_t, uint64_t>> event_keys_;
   std::optional<PendingException> pending_;
   std::vector<std::vector<Value>*> yields_;
-  int import_guards_ = 0;
-  std::vector<ExprPtr> eval_sources_;  // expressions given to eval()            // depth of try blocks that catch ImportError
-  std::vector<std::string> notes_;  // values yielded by the generator functions running
+  int import_guards_ = 0;             // depth of try blocks that catch ImportError
+  bool importer_has_fallback_ = false;  // the module being imported was imported inside such a block
+  std::vector<ExprPtr> eval_sources_;  // expressions given to eval()
+  std::vector<std::string> notes_;
   std::vector<InstanceObj*> constructing_;
   // Python objects form reference cycles (closures that see themselves, modules that keep their
   // parent); the destructor empties these so that the shared_ptr graph is freed.

@@ -28,7 +28,7 @@ enum class T : uint8_t {
   ListComprehension, SetComprehension, GeneratorExpression, DictionaryComprehension, ForInClause,
   IfClause, Lambda, LambdaParameters, Parameters, DefaultParameter, TypedParameter,
   TypedDefaultParameter, PositionalSeparator, KeywordSeparator, NamedExpression, AsPattern,
-  AsPatternTarget, Type, Comment, Yield, Await, Error, Count
+  AsPatternTarget, Type, GenericType, MemberType, UnionType, Comment, Yield, Await, Error, Count
 };
 
 struct SymbolTable {
@@ -87,6 +87,7 @@ struct SymbolTable {
         {"positional_separator", T::PositionalSeparator},
         {"keyword_separator", T::KeywordSeparator}, {"named_expression", T::NamedExpression},
         {"as_pattern", T::AsPattern}, {"as_pattern_target", T::AsPatternTarget}, {"type", T::Type},
+        {"generic_type", T::GenericType}, {"member_type", T::MemberType}, {"union_type", T::UnionType},
         {"comment", T::Comment}, {"yield", T::Yield}, {"await", T::Await}, {"ERROR", T::Error},
     };
     uint32_t count = ts_language_symbol_count(lang);
@@ -1067,6 +1068,32 @@ ExprPtr Lowerer::expression_inner(TSNode n) {
       return e;
     }
     case T::Type: return named_count(n) ? expression(named(n, 0)) : unsupported(n, "type");
+    // Annotations parse as types: Optional[X] (generic_type), torch.Tensor (member_type), X | None
+    // (union_type) are what the same text means as an expression.
+    case T::GenericType: {
+      if (named_count(n) < 2) return unsupported(n, "generic type");
+      auto e = make(ExprKind::Subscript, n);
+      e->items.push_back(make(ExprKind::Name, named(n, 0), text(named(n, 0))));
+      TSNode parameters = named(n, 1);
+      auto tuple = make(ExprKind::Tuple, parameters);
+      for (uint32_t k = 0; k < named_count(parameters); ++k) tuple->items.push_back(expression(named(parameters, k)));
+      if (tuple->items.size() == 1) e->items.push_back(std::move(tuple->items[0]));
+      else e->items.push_back(std::move(tuple));
+      return e;
+    }
+    case T::MemberType: {
+      if (named_count(n) < 2) return unsupported(n, "member type");
+      auto e = make(ExprKind::Attribute, n, text(named(n, 1)));
+      e->items.push_back(expression(named(n, 0)));
+      return e;
+    }
+    case T::UnionType: {
+      if (named_count(n) < 2) return unsupported(n, "union type");
+      auto e = make(ExprKind::BinOp, n, "|");
+      e->items.push_back(expression(named(n, 0)));
+      e->items.push_back(expression(named(n, 1)));
+      return e;
+    }
     case T::Yield: {
       saw_yield_ = true;
       auto e = make(ExprKind::Yield, n);

@@ -32,6 +32,11 @@ void install_torch_environment(Interpreter& in) {
   // takes the plain path.
   in.define_native("torch.is_grad_enabled", [](Interpreter&, const Value&, Args&, const ir::Span&) { return Value::boolean(false); });
   in.define_native("torch.is_inference_mode_enabled", [](Interpreter&, const Value&, Args&, const ir::Span&) { return Value::boolean(true); });
+  // ... and eagerly: not under torch.jit tracing or scripting, dynamo, ONNX export or FX symbolic
+  // tracing (Swin's `torch.min(torch.tensor(res)) if torch.jit.is_tracing() else min(res)`).
+  for (const char* n : {"torch.jit.is_tracing", "torch.jit.is_scripting", "torch._dynamo.is_compiling", "torch.compiler.is_compiling",
+                        "torch.compiler.is_dynamo_compiling", "torch.onnx.is_in_onnx_export", "torch.fx._symbolic_trace.is_fx_tracing"})
+    in.define_native(n, [](Interpreter&, const Value&, Args&, const ir::Span&) { return Value::boolean(false); });
   for (const char* n : {"torch.cuda.is_available", "torch.cuda.device_count", "torch.backends.mps.is_available",
                         "torch.cuda.is_bf16_supported"}) {
     std::string name = n;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "ir/contract_equations.h"
 #include "ir/split.h"
 #include "python/interpreter.h"
 #include "python/native_support.h"
@@ -264,12 +265,15 @@ void install_tensor_functions(Interpreter& in) {
     if (a.positional.empty() || !a.positional[0].is_str()) return in.unknown("einsum equation is not a string", site);
     std::vector<Value> operands(a.positional.begin() + 1, a.positional.end());
     if (operands.size() == 1 && TupleView::of(operands[0])) operands = TupleView::of(operands[0])->items;
-    std::string eq;
-    for (char c : a.positional[0].s)
-      if (c != ' ') eq += c;
+    // Ellipses and an implicit output made explicit, as the tracer records the contraction.
+    std::vector<const ir::Shape*> operand_shapes;
+    for (auto& o : operands) {
+      auto* t = o.as<TensorObj>();
+      operand_shapes.push_back(t && t->shape ? &*t->shape : nullptr);
+    }
+    std::string eq = ir::einsum_equation(a.positional[0].s, operand_shapes);
     auto arrow = eq.find("->");
-    if (arrow == std::string::npos || eq.find("...") != std::string::npos || operands.empty())
-      return tensor_like(in, TensorObj(), std::nullopt, site);
+    if (arrow == std::string::npos || operands.empty()) return tensor_like(in, TensorObj(), std::nullopt, site);
     std::vector<std::string> inputs = ir::split(std::string_view(eq).substr(0, arrow), ',');
     std::map<char, int64_t> sizes;
     const TensorObj* first = nullptr;

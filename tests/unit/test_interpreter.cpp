@@ -254,6 +254,61 @@ e = HandWritten(5).dim
   CHECK(r.repr("e") == "10");
 }
 
+TEST_CASE("type(name, bases, namespace) makes a class; dataclass() reads its __annotations__; dict.fromkeys, fields()") {
+  // Expected values are CPython 3.11's. Library models build their many output and config dataclasses this way.
+  ScriptRun r(R"(
+from dataclasses import dataclass, fields
+
+
+class Base:
+    def describe(self):
+        return type(self).__name__ + ":" + self.kind
+
+
+def _init(self, kind):
+    self.kind = kind
+
+
+Made = type("Made", (Base,), {"__init__": _init, "scale": 2})
+m = Made("conv")
+a = m.describe(), Made.scale, isinstance(m, Base), Made.__name__
+
+defaults = dict.fromkeys("loss logits hidden".split())
+defaults["hidden"] = 5
+Out = dataclass(type("Out", (), dict(defaults, __annotations__=dict.fromkeys(defaults, object))))
+o = Out(1)
+b = o.loss, o.logits, o.hidden, [f.name for f in fields(Out)]
+
+
+@dataclass
+class Longer(Out):
+    extra: int = 7
+
+
+c = Longer(1, 2, 3, 4).extra, Longer().hidden
+g = [f.type.__name__ for f in fields(Longer)], Longer.__annotations__ == {"extra": int}
+
+from typing import Dict, Optional
+class Hinted:
+    a: Optional[int] = None
+    b: Dict[str, float] = None
+h = Hinted.__annotations__["a"].__args__[0].__name__, len(Hinted.__annotations__["a"].__args__), Hinted.__annotations__["b"].__args__[1].__name__
+d = dict.fromkeys([1, 2], 0), dict.fromkeys("ab")
+try:
+    type("Bad", (), [])
+    e = "accepted"
+except TypeError:
+    e = "TypeError"
+)");
+  CHECK(r.repr("a") == "('Made:conv', 2, True, 'Made')");
+  CHECK(r.repr("b") == "(1, None, 5, ['loss', 'logits', 'hidden'])");
+  CHECK(r.repr("c") == "(4, 5)");
+  CHECK(r.repr("d") == "({1: 0, 2: 0}, {'a': None, 'b': None})");
+  CHECK(r.repr("e") == "'TypeError'");
+  CHECK(r.repr("g") == "(['object', 'object', 'object', 'int'], True)");
+  CHECK(r.repr("h") == "('int', 2, 'float')");  // annotations parse as types (generic_type): Optional[X] is Union[X, None]
+}
+
 TEST_CASE("!= on a class that defines only __eq__ inverts it (CPython's object.__ne__)") {
   // Expected values are CPython 3.11's.
   ScriptRun r(R"(

@@ -437,6 +437,214 @@ model = M()
   CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{32, 1000});
 }
 
+TEST_CASE("A false assert in forward() is noted and traced past, as python -O runs (mistral-inference's max_batch_size left at 0)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+from typing import List
+
+class M(nn.Module):
+    def __init__(self, max_batch_size: int = 0):
+        super().__init__()
+        self.max_batch_size = max_batch_size
+        self.tok_embeddings = nn.Embedding(1000, 64)
+        self.out = nn.Linear(64, 1000)
+
+    def forward(self, input_ids: torch.Tensor, seqlens: List[int]):
+        assert len(seqlens) <= self.max_batch_size, f"Max batch size is {self.max_batch_size}"
+        h = self.tok_embeddings(input_ids)
+        assert h.dim() == 2
+        return self.out(h)
+
+model = M()
+)";
+  auto r = traced_through(script, 32);
+  const auto& flow = r.model.dataflow;
+  CHECK(flow.traced);
+  REQUIRE(flow.failed_assertions.size() == 1);  // the true one is not listed
+  CHECK(flow.failed_assertions[0].line == 14);
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{32, 1000});
+}
+
+TEST_CASE("An optional input that forward() never reads on the traced path keeps its default (mistral-inference's images)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.vision_encoder = None
+        self.tok = nn.Embedding(100, 16)
+        self.out = nn.Linear(16, 100)
+
+    def forward(self, input_ids, images=None):
+        if self.vision_encoder is not None and images:
+            h = self.vision_encoder(images)
+        else:
+            h = self.tok(input_ids)
+        return self.out(h)
+
+model = M()
+)";
+  auto r = traced_through(script, 32);
+  const auto& flow = r.model.dataflow;
+  CHECK(flow.traced);
+  REQUIRE(flow.inputs.size() == 1);
+  CHECK(flow.tensors[flow.inputs[0]].shape == std::vector<int64_t>{1, 32});
+  CHECK(std::count(flow.notes.begin(), flow.notes.end(), "forward input 'images' is not read on the path traced: left at its default") == 1);
+}
+
+TEST_CASE("xformers' attention is modelled where the code needs it, absent where it has a fallback (mistral-inference)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+try:
+    import xformers.ops as xops
+    optional = "present"
+except ImportError:
+    optional = "absent"
+
+from xformers.ops.fmha import memory_efficient_attention
+from xformers.ops.fmha.attn_bias import BlockDiagonalCausalMask
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(64, 192)
+        self.wo = nn.Linear(64, 64)
+        self.probe = nn.Linear(2, 3 if optional == "absent" else 5)
+
+    def forward(self, x):
+        n = x.shape[0]
+        q, k, v = self.qkv(x).view(1, n, 3, 4, 16).unbind(2)
+        mask = BlockDiagonalCausalMask.from_seqlens([n])
+        return self.wo(memory_efficient_attention(q, k, v, mask).view(n, 64))
+
+model = M()
+)";
+  python::TraceWorkload workload;
+  workload.tokens = 32;
+  workload.inputs.push_back({"x", {32, 64}, "float32"});
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  CHECK(std::count_if(flow.ops.begin(), flow.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::Attention; }) == 1);
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{32, 64});
+  CHECK(shapes(r)["probe.weight"] == std::vector<int64_t>{3, 2});  // the guarded import found no xformers
+}
+
+TEST_CASE("A per-sample input first read by a Linear is a feature vector per sample (Flux's y; DiT's y stays a label)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+def embed(t, dim):
+    freqs = torch.exp(-torch.arange(0, dim // 2, dtype=torch.float32) / (dim // 2))
+    args = t[:, None].float() * freqs[None]
+    return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.img_in = nn.Linear(64, 32)
+        self.time_in = nn.Linear(16, 32)
+        self.vector_in = nn.Linear(24, 32)
+        self.out = nn.Linear(32, 64)
+
+    def forward(self, img, timesteps, y):
+        vec = self.time_in(embed(timesteps, 16)) + self.vector_in(y)
+        return self.out(self.img_in(img) + vec[:, None, :])
+
+model = M()
+)";
+  auto r = traced_through(script, 32);
+  const auto& flow = r.model.dataflow;
+  CHECK(flow.traced);
+  REQUIRE(flow.inputs.size() == 3);
+  CHECK(flow.tensors[flow.inputs[1]].shape == std::vector<int64_t>{1});      // timesteps
+  CHECK(flow.tensors[flow.inputs[2]].shape == std::vector<int64_t>{1, 24});  // y
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 32, 64});
+}
+
+TEST_CASE("einsum with an ellipsis keeps the broadcast dims in its output (Flux's rope: \"...n,d->...nd\")", "[trace][real]") {
+  // Shapes are PyTorch's: torch.einsum("...n,d->...nd", zeros(1, 32), zeros(8)).shape == (1, 32, 8).
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+def rope(pos, dim):
+    omega = 1.0 / (10000 ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    out = torch.einsum("...n,d->...nd", pos, omega)
+    return torch.stack([torch.cos(out), -torch.sin(out), torch.sin(out), torch.cos(out)], dim=-1)
+
+table = rope(torch.zeros(1, 32), 16)
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(table.shape[-1] * table.dim(), 16)
+
+    def forward(self, x, ids):
+        pe = rope(ids, 16)
+        return self.proj(x) + pe.sum(dim=(-1, -2))[..., :1]
+
+model = M()
+)";
+  python::TraceWorkload workload;
+  workload.inputs.push_back({"x", {1, 32, 16}, "float32"});
+  workload.inputs.push_back({"ids", {1, 32}, "float32"});
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  CHECK(shapes(r)["proj.weight"] == std::vector<int64_t>{16, 16});  // table: [1, 32, 8, 4]
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 32, 16});
+}
+
+TEST_CASE("The analysis runs eagerly: torch.jit.is_tracing() is False, transformers' torch_int is int (Swin's last stage)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+from transformers.utils import torch_int
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.window_size = 8
+        self.shift_size = 2
+        self.q = nn.Linear(16, 16)
+
+    def forward(self, x):
+        resolution = (4, 4)
+        if min(resolution) <= self.window_size:
+            self.shift_size = torch_int(0)
+            self.window_size = torch.min(torch.tensor(resolution)) if torch.jit.is_tracing() else min(resolution)
+        windows = x.view(-1, self.window_size * self.window_size, 16)
+        return self.q(windows) * (self.shift_size + 1)
+
+model = M()
+)";
+  python::TraceWorkload workload;
+  workload.inputs.push_back({"x", {1, 16, 16}, "float32"});
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  CHECK(std::none_of(flow.ops.begin(), flow.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::Unknown; }));
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 16, 16});
+}
+
 TEST_CASE("Complex rotary embeddings: torch.polar, view_as_complex and view_as_real (Meta's Llama, DeepSeek-V3)", "[trace][real]") {
   const std::string script = R"(
 import torch

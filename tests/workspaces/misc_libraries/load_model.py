@@ -1,4 +1,3 @@
-# shardlens-test: known-gap packaging.version parsing and a dict-built nested dataclass are not followed yet
 # A user's loader: args from a dict (as read from a params.json) with a nested MoE section.
 import torch
 

@@ -1,5 +1,6 @@
 # Model outputs read by name, by key, or by position, None fields skipped: the base of transformers' ModelOutput
 # and diffusers' BaseOutput.
+from _shardlens_common.tables import table_dataclass
 
 
 class FieldsByPosition:
@@ -25,3 +26,9 @@ class FieldsByPosition:
 
     def __len__(self):
         return len(self.keys())
+
+
+def output_dataclass(name, base, field_names):
+    """The @dataclass `class name(base)` whose fields, in the order of `field_names` (space-separated), all default
+    to None: the libraries' many output classes differ only in their field lists, kept as one table line each."""
+    return table_dataclass(name, (base,), dict.fromkeys(field_names.split()))

@@ -1,15 +1,7 @@
 # shardlens' model of diffusers.models.modeling_outputs (not the library itself): output dataclasses.
-from dataclasses import dataclass
-from typing import Any, Optional
+from _shardlens_common.outputs import output_dataclass
 
 from ..utils import BaseOutput
 
-
-@dataclass
-class AutoencoderKLOutput(BaseOutput):
-    latent_dist: Optional[Any] = None
-
-
-@dataclass
-class Transformer2DModelOutput(BaseOutput):
-    sample: Optional[Any] = None
+AutoencoderKLOutput = output_dataclass("AutoencoderKLOutput", BaseOutput, "latent_dist")
+Transformer2DModelOutput = output_dataclass("Transformer2DModelOutput", BaseOutput, "sample")

@@ -54,6 +54,8 @@ from .import_utils import (
     is_soundfile_available,
     is_torchaudio_available,
     is_protobuf_available,
+    torch_float,
+    torch_int,
 )
 
 DUMMY_INPUTS = [[7, 6, 0, 0, 1], [1, 2, 3, 0, 0], [0, 0, 0, 4, 5]]

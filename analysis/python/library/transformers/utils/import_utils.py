@@ -35,3 +35,13 @@ is_librosa_available = answer(False)
 is_soundfile_available = answer(False)
 is_torchaudio_available = answer(False)
 is_protobuf_available = answer(False)
+
+
+def torch_int(x):
+    """int(x): the library keeps a tensor only while torch.jit or dynamo traces, and the analysis runs eagerly."""
+    return int(x)
+
+
+def torch_float(x):
+    """float(x), as torch_int."""
+    return float(x)
