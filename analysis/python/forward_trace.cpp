@@ -134,9 +134,10 @@ const std::set<std::string> kCreateNames = {"zeros_like", "ones_like", "empty_li
                                             "outer", "randint"};
 const std::set<std::string> kReshapeNames = {"view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "view_as_complex",
                                               "view_as_real"};
-const std::set<std::string> kSpatialNames = {"interpolate", "upsample", "pad", "avg_pool1d", "avg_pool2d",
-                                             "max_pool1d", "max_pool2d", "adaptive_avg_pool1d",
-                                             "adaptive_avg_pool2d", "pixel_shuffle", "pixel_unshuffle"};
+const std::set<std::string> kSpatialNames = {"interpolate", "upsample", "pad", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+                                             "max_pool1d", "max_pool2d", "max_pool3d", "adaptive_avg_pool1d",
+                                             "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+                                             "adaptive_max_pool2d", "adaptive_max_pool3d", "pixel_shuffle", "pixel_unshuffle"};
 
 // Token indices by the names model code gives them: [batch, tokens] position or segment ids, or
 // one position per token of this forward (transformers' cache_position, gpt-fast's input_pos).
@@ -556,6 +557,21 @@ Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs
     record(OpKind::Interpolate, cls, {x}, r, site);
     return r;
   }
+  if (cls.find("Pool") != std::string::npos && cls.rfind("LPPool", 0) != 0) {
+    // nn.AdaptiveAvgPool1d(1) and friends are their functional form on the layer's arguments.
+    std::string functional;
+    for (char c : cls) {  // AdaptiveAvgPool1d -> adaptive_avg_pool1d
+      if (std::isupper(static_cast<unsigned char>(c)) && !functional.empty()) functional += '_';
+      functional += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    CallArgs fa{{x}, {}};
+    for (const char* key : {"output_size", "kernel_size", "stride", "padding"})
+      if (Value* v = layer.find_attribute(key)) fa.keywords.emplace_back(key, *v);
+    NativeObj pool;
+    pool.name = "torch.nn.functional." + functional;
+    if (const Value* f = in.builtin(pool.name); f && f->as<NativeObj>()) pool.fn = f->as<NativeObj>()->fn;
+    return native(in, pool, fa, site);
+  }
   if (cls == "Flatten") {
     CallArgs fa{{Value::integer(1), Value::integer(-1)}, {}};
     if (Value* s = layer.find_attribute("start_dim")) fa.positional[0] = *s;
@@ -906,6 +922,37 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
           size_t d = out.size() - 1 - i / 2;
           if (l->items[i].is_int() && l->items[i + 1].is_int()) out[d] += l->items[i].as_int() + l->items[i + 1].as_int();
         }
+      }
+    } else if (name.find("pool") != std::string::npos && name.size() > 2 && name[name.size() - 2] >= '1' && name[name.size() - 2] <= '3') {
+      // The last 1, 2 or 3 dims are pooled: to output_size (None keeps a dim) for adaptive pools, to
+      // (n + 2 padding - kernel) // stride + 1 for the others (stride defaults to the kernel).
+      const size_t pooled = static_cast<size_t>(name[name.size() - 2] - '0');
+      if (out.size() < pooled + 1) return record_unknown(in, name, inputs, name + " input has too few dims", site);
+      auto per_dim = [&](const Value& v, size_t k, int64_t fallback) -> std::optional<int64_t> {
+        if (v.is_int()) return v.as_int();
+        if (v.is_none() || v.is_unknown() || (v.kind == Value::Kind::Obj && !TupleView::of(v))) return fallback;
+        auto* l = TupleView::of(v);
+        if (!l) return fallback;
+        if (k >= l->items.size()) return std::nullopt;
+        if (l->items[k].is_none()) return fallback;
+        return l->items[k].is_int() ? std::optional<int64_t>(l->items[k].as_int()) : std::nullopt;
+      };
+      const bool adaptive = name.rfind("adaptive_", 0) == 0;
+      for (size_t k = 0; k < pooled; ++k) {
+        const size_t d = out.size() - pooled + k;
+        std::optional<int64_t> size;
+        if (adaptive) {
+          Value o = arg(a0, "output_size");
+          size = o.is_none() || o.is_unknown() ? std::nullopt : per_dim(o, k, out[d]);
+        } else {
+          auto kernel = per_dim(arg(a0, "kernel_size"), k, -1);
+          Value stride_arg = arg(a0 + 1, "stride");
+          auto stride = stride_arg.is_none() || stride_arg.is_unknown() ? kernel : per_dim(stride_arg, k, -1);
+          auto padding = per_dim(arg(a0 + 2, "padding"), k, 0);
+          if (kernel && stride && padding && *kernel > 0 && *stride > 0) size = (out[d] + 2 * *padding - *kernel) / *stride + 1;
+        }
+        if (!size || *size <= 0) return record_unknown(in, name, inputs, name + " arguments could not be read", site);
+        out[d] = *size;
       }
     } else {
       return record_unknown(in, name, inputs, name + " output shape is not modelled", site);

@@ -496,9 +496,7 @@ void install_nn_layers(Interpreter& in) {
                         "Hardsigmoid", "LeakyReLU", "ELU", "SELU", "CELU", "GLU", "Softplus", "Softsign", "Tanhshrink",
                         "Threshold", "LogSigmoid", "Softmax", "Softmax2d", "LogSoftmax", "Softmin", "Dropout", "Dropout1d",
                         "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Flatten", "Unflatten",
-                        "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
-                        "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-                        "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "Upsample",
+                        "LPPool1d", "LPPool2d", "Upsample",
                         "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
                         "ChannelShuffle", "CrossEntropyLoss", "MSELoss", "L1Loss", "NLLLoss", "BCELoss",
                         "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "CosineSimilarity",
@@ -507,6 +505,21 @@ void install_nn_layers(Interpreter& in) {
                         "ReplicationPad2d", "ReplicationPad3d", "Fold", "Unfold", "LocalResponseNorm", "Hardshrink",
                         "Softshrink", "RReLU", "CTCLoss", "TripletMarginLoss", "MarginRankingLoss"})
     layer(n, plain);
+  // Pools keep their positional arguments by name too: the tracer sizes their outputs from them.
+  auto pool = [plain](std::vector<std::string> names) -> NativeFn {
+    return [plain, names](Interpreter& in, const Value& callee, Args& a, const ir::Span& site) {
+      Value self = a.positional.empty() ? Value() : a.positional.front();
+      Value r = plain(in, callee, a, site);  // takes self off the arguments
+      if (auto* m = instance(self); m && m->module)
+        for (size_t i = 0; i < a.positional.size() && i < names.size(); ++i) m->set_attribute(names[i], a.positional[i]);
+      return r;
+    };
+  };
+  for (const char* n : {"AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+                        "AdaptiveMaxPool3d"})
+    layer(n, pool({"output_size"}));
+  for (const char* n : {"MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d"})
+    layer(n, pool({"kernel_size", "stride", "padding"}));
   // einops (functions and layers) is a library model, library/einops: read as Python, so that its
   // shapes are computed while the model is built as well as while forward() is traced.
   (void)mha;

@@ -472,7 +472,8 @@ void install_nn_functional(Interpreter& in) {
                         "softsign", "tanhshrink", "threshold", "cosine_similarity", "multi_head_attention_forward",
                         "avg_pool1d", "max_pool1d", "upsample", "nll_loss", "binary_cross_entropy_with_logits",
                         "softmin", "hardtanh", "prelu", "rrelu", "dropout2d", "alpha_dropout", "smooth_l1_loss",
-                        "kl_div", "pairwise_distance", "pixel_unshuffle", "affine_grid"}) {
+                        "kl_div", "pairwise_distance", "pixel_unshuffle", "affine_grid", "avg_pool3d", "max_pool3d",
+                        "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"}) {
     std::string name = std::string("torch.nn.functional.") + n;
     in.define_native(name, [name](Interpreter& in, const Value&, Args&, const ir::Span& site) {
       auto t = in.new_tensor(std::nullopt, site);

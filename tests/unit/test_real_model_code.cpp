@@ -40,6 +40,17 @@ python::ExtractResult traced_through(const std::string& script, int64_t tokens, 
   CHECK(r.model.dataflow.error.empty());
   return r;
 }
+
+// The same on inputs given by name and shape (as --input gives them), forward() traced completely.
+python::ExtractResult traced_on(const std::string& script, const std::vector<python::GivenInput>& inputs) {
+  python::TraceWorkload workload;
+  workload.inputs = inputs;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  INFO(r.model.dataflow.error);
+  CHECK(r.model.dataflow.traced);
+  return r;
+}
 }  // namespace
 
 TEST_CASE("real code: a function without __wrapped__ takes getattr's default (diffusers' register_to_config)") {
@@ -525,14 +536,8 @@ class M(nn.Module):
 
 model = M()
 )";
-  python::TraceWorkload workload;
-  workload.tokens = 32;
-  workload.inputs.push_back({"x", {32, 64}, "float32"});
-  auto r = test::traced(script, workload);
-  REQUIRE(r.ok);
+  auto r = traced_on(script, {{"x", {32, 64}, "float32"}});
   const auto& flow = r.model.dataflow;
-  INFO(flow.error);
-  CHECK(flow.traced);
   CHECK(std::count_if(flow.ops.begin(), flow.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::Attention; }) == 1);
   REQUIRE(flow.outputs.size() == 1);
   CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{32, 64});
@@ -597,15 +602,9 @@ class M(nn.Module):
 
 model = M()
 )";
-  python::TraceWorkload workload;
-  workload.inputs.push_back({"x", {1, 32, 16}, "float32"});
-  workload.inputs.push_back({"ids", {1, 32}, "float32"});
-  auto r = test::traced(script, workload);
-  REQUIRE(r.ok);
+  auto r = traced_on(script, {{"x", {1, 32, 16}, "float32"}, {"ids", {1, 32}, "float32"}});
   CHECK(shapes(r)["proj.weight"] == std::vector<int64_t>{16, 16});  // table: [1, 32, 8, 4]
   const auto& flow = r.model.dataflow;
-  INFO(flow.error);
-  CHECK(flow.traced);
   REQUIRE(flow.outputs.size() == 1);
   CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 32, 16});
 }
@@ -633,16 +632,45 @@ class M(nn.Module):
 
 model = M()
 )";
-  python::TraceWorkload workload;
-  workload.inputs.push_back({"x", {1, 16, 16}, "float32"});
-  auto r = test::traced(script, workload);
-  REQUIRE(r.ok);
+  auto r = traced_on(script, {{"x", {1, 16, 16}, "float32"}});
   const auto& flow = r.model.dataflow;
-  INFO(flow.error);
-  CHECK(flow.traced);
   CHECK(std::none_of(flow.ops.begin(), flow.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::Unknown; }));
   REQUIRE(flow.outputs.size() == 1);
   CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 16, 16});
+}
+
+TEST_CASE("Pools size their outputs: adaptive (output_size, None keeps a dim), max and avg (kernel, stride, padding) (Swin's pooler)", "[trace][real]") {
+  // Expected shapes are PyTorch's for x [1, 49, 16] and img [1, 4, 15, 15].
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pooler = nn.AdaptiveAvgPool1d(1)
+        self.pool2 = nn.MaxPool2d(3, stride=2, padding=1)
+        self.avg = nn.AvgPool2d(2)
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x, img):
+        pooled = torch.flatten(self.pooler(x.transpose(1, 2)), 1)
+        a = self.avg(self.pool2(img))
+        b = F.adaptive_avg_pool2d(img, (None, 3))
+        c = F.adaptive_max_pool2d(img, 1)
+        return self.head(pooled), a, b, c
+
+model = M()
+)";
+  auto r = traced_on(script, {{"x", {1, 49, 16}, "float32"}, {"img", {1, 4, 15, 15}, "float32"}});
+  const auto& flow = r.model.dataflow;
+  CHECK(std::none_of(flow.ops.begin(), flow.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::Unknown; }));
+  REQUIRE(flow.outputs.size() == 4);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 10});
+  CHECK(flow.tensors[flow.outputs[1]].shape == std::vector<int64_t>{1, 4, 4, 4});
+  CHECK(flow.tensors[flow.outputs[2]].shape == std::vector<int64_t>{1, 4, 15, 3});
+  CHECK(flow.tensors[flow.outputs[3]].shape == std::vector<int64_t>{1, 4, 1, 1});
 }
 
 TEST_CASE("Complex rotary embeddings: torch.polar, view_as_complex and view_as_real (Meta's Llama, DeepSeek-V3)", "[trace][real]") {
