@@ -820,10 +820,12 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
   if (inputs.empty() && !kCreateNames.count(name)) return call_original();
   // A built-in layer's forward reached through super() (Whisper's LayerNorm subclass): the layer
   // records its own op; the call adds nothing. Python's container builtins move tensors around
-  // without computing (next(iter(self.parameters())).dtype).
+  // without computing (next(iter(self.parameters())).dtype); map and filter call their function,
+  // whose tensor operations are traced (vit-pytorch's map(lambda t: rearrange(t, ...), qkv)).
   static const std::set<std::string> kContainerBuiltins = {"builtins.iter", "builtins.next", "builtins.list", "builtins.tuple",
                                                            "builtins.len", "builtins.enumerate", "builtins.zip", "builtins.reversed",
-                                                           "builtins.id", "builtins.isinstance", "builtins.getattr", "builtins.hasattr"};
+                                                           "builtins.id", "builtins.isinstance", "builtins.getattr", "builtins.hasattr",
+                                                           "builtins.map", "builtins.filter"};
   if ((name == "forward" && !method) || kContainerBuiltins.count(fn.name)) return call_original();
 
   if (name == "linear") return linear(in, "F.linear", x, arg(1, "weight"), arg(2, "bias"), true, site);

@@ -272,6 +272,24 @@ with tempfile.TemporaryDirectory() as tmp:
     # The budget is the whole analysis': spent at module level, forward() is not traced either, and the plan says so.
     check("plan takes --memory-budget=MIB and says the budget stopped the analysis",
           code == 0 and "trace-incomplete" in out and "memory budget exhausted" in out, (out + err)[-400:])
+    # A forward() that fails its own assertion on the workload is traced past it; the plan says where.
+    with open(os.path.join(tmp, "asserting.py"), "w") as f:
+        f.write(header + (
+            "class Net(nn.Module):\n"
+            "    def __init__(self, max_batch_size=0):\n"
+            "        super().__init__()\n"
+            "        self.max_batch_size = max_batch_size\n"
+            "        self.fc = nn.Linear(8, 8)\n"
+            "    def forward(self, x):\n"
+            "        assert x.shape[0] <= self.max_batch_size\n"
+            "        return self.fc(x)\n"
+            "model = Net()\n"))
+    code, out, err = run("plan", os.path.join(tmp, "asserting.py"), "--mesh", "1x2", "--input", "x=4x8", "--format", "json")
+    diags = json.loads(out).get("diagnostics", []) if code == 0 else []
+    failed = [d for d in diags if d.get("code") == "assertion-failed"]
+    check("a failed assert in forward() is a warning at its line and the trace goes on past it",
+          code == 0 and len(failed) == 1 and failed[0]["severity"] == "warning" and failed[0]["span"]["line"] == header.count("\n") + 7
+          and not any(d.get("code") == "trace-incomplete" for d in diags), (out + err)[-600:])
     big = os.path.join(tmp, "big.py")
     with open(big, "w") as f:
         f.write("x = 1\n" * (3 << 19))  # 9 MiB

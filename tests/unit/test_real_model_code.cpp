@@ -673,6 +673,35 @@ model = M()
   CHECK(flow.tensors[flow.outputs[3]].shape == std::vector<int64_t>{1, 4, 1, 1});
 }
 
+TEST_CASE("map() and filter() in forward() call their function and its operations are traced (vit-pytorch's attention)", "[trace][real]") {
+  const std::string script = R"py(
+import torch
+import torch.nn as nn
+from einops import rearrange
+
+class Attention(nn.Module):
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.to_qkv = nn.Linear(dim, dim * 3, bias=False)
+        self.to_out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        qkv = self.to_qkv(x).chunk(3, dim=-1)
+        q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), qkv)
+        kept = list(filter(lambda t: t is not None, [q, None]))
+        attn = (torch.matmul(kept[0], k.transpose(-1, -2)) * 0.5).softmax(dim=-1)
+        return self.to_out(rearrange(torch.matmul(attn, v), "b h n d -> b n (h d)"))
+
+model = Attention()
+)py";
+  auto r = traced_on(script, {{"x", {1, 16, 32}, "float32"}});
+  const auto& flow = r.model.dataflow;
+  CHECK(std::none_of(flow.ops.begin(), flow.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::Unknown; }));
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 16, 32});
+}
+
 TEST_CASE("Complex rotary embeddings: torch.polar, view_as_complex and view_as_real (Meta's Llama, DeepSeek-V3)", "[trace][real]") {
   const std::string script = R"(
 import torch
