@@ -108,7 +108,8 @@ int run_plan(const std::vector<std::string>& args) {
   auto& result = planned.result;
   if (!emit_kind.empty())
     return print_emitted(emit_kind, emit_apply, args, file, planned.source.text, model, result, options.workload.dtype);
-  if (kind.position_table > 0 && options.workload.seq > kind.position_table)
+  // Inputs given by shape (--input) decide their own lengths: the nominal sequence is not what was traced.
+  if (kind.position_table > 0 && options.workload.seq > kind.position_table && planning.trace.inputs.empty())
     result.notes.push_back("the sequence (" + std::to_string(options.workload.seq) + ") is longer than the model's own position table (" +
                            std::to_string(kind.position_table) + ")");
   // A decoder's prefill beside its decode plan: the same model traced for the prompt's tokens.

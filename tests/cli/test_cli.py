@@ -290,6 +290,23 @@ with tempfile.TemporaryDirectory() as tmp:
     check("a failed assert in forward() is a warning at its line and the trace goes on past it",
           code == 0 and len(failed) == 1 and failed[0]["severity"] == "warning" and failed[0]["span"]["line"] == header.count("\n") + 7
           and not any(d.get("code") == "trace-incomplete" for d in diags), (out + err)[-600:])
+    # An image input given by shape decides its own length: no note about the nominal sequence and the position table.
+    with open(os.path.join(tmp, "vit_like.py"), "w") as f:
+        f.write(header + (
+            "class Net(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.patch = nn.Conv2d(3, 8, kernel_size=4, stride=4)\n"
+            "        self.pos_embedding = nn.Parameter(torch.zeros(1, 17, 8))\n"
+            "        self.cls = nn.Parameter(torch.zeros(1, 1, 8))\n"
+            "    def forward(self, img):\n"
+            "        x = self.patch(img).flatten(2).transpose(1, 2)\n"
+            "        return torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos_embedding\n"
+            "model = Net()\n"))
+    code, out, err = run("plan", os.path.join(tmp, "vit_like.py"), "--mesh", "1x2", "--seq", "64", "--input", "img=1x3x16x16", "--format", "json")
+    notes = json.loads(out).get("notes", []) if code == 0 else ["exit %d" % code]
+    check("a shape given with --input is not compared with the nominal sequence",
+          not any("position table" in n for n in notes), (out + err)[-600:])
     big = os.path.join(tmp, "big.py")
     with open(big, "w") as f:
         f.write("x = 1\n" * (3 << 19))  # 9 MiB
