@@ -932,12 +932,10 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
       if (out.size() < pooled + 1) return record_unknown(in, name, inputs, name + " input has too few dims", site);
       auto per_dim = [&](const Value& v, size_t k, int64_t fallback) -> std::optional<int64_t> {
         if (v.is_int()) return v.as_int();
-        if (v.is_none() || v.is_unknown() || (v.kind == Value::Kind::Obj && !TupleView::of(v))) return fallback;
         auto* l = TupleView::of(v);
-        if (!l) return fallback;
-        if (k >= l->items.size()) return std::nullopt;
-        if (l->items[k].is_none()) return fallback;
-        return l->items[k].is_int() ? std::optional<int64_t>(l->items[k].as_int()) : std::nullopt;
+        if (!l || (k < l->items.size() && l->items[k].is_none())) return fallback;
+        if (k >= l->items.size() || !l->items[k].is_int()) return std::nullopt;
+        return l->items[k].as_int();
       };
       const bool adaptive = name.rfind("adaptive_", 0) == 0;
       for (size_t k = 0; k < pooled; ++k) {
@@ -1484,20 +1482,15 @@ std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t
     // The name says one per sample; a Linear reading it as its first use says a vector of features
     // per sample (Flux's `y`, the pooled text embedding, where DiT's `y` is a class label; a
     // timestep goes through its sinusoidal embedding first).
-    std::vector<char> reached(flow_->tensors.size(), 0);
-    reached[p.id] = 1;
-    for (auto& op : flow_->ops) {
-      std::vector<int64_t> used;
-      std::string used_dtype;
-      std::string what = input_told_by(op, reached, used, used_dtype);
-      if (what.empty()) continue;
-      const bool direct = std::find(op.inputs.begin(), op.inputs.end(), p.id) != op.inputs.end();
-      if (direct && what.rfind("features for ", 0) == 0 && !used.empty()) {
-        shape = {workload_.batch, used.back()};
-        if (!used_dtype.empty()) dtype = used_dtype;
-        return "one vector of " + std::to_string(used.back()) + " " + what + ", per sample by the name model code gives it";
-      }
-      break;
+    std::vector<int64_t> used;
+    std::string used_dtype;
+    const ir::Op* use = nullptr;
+    std::string what = first_use(p, used, used_dtype, &use);
+    if (use && std::find(use->inputs.begin(), use->inputs.end(), p.id) != use->inputs.end() &&
+        what.rfind("features for ", 0) == 0 && !used.empty()) {
+      shape = {workload_.batch, used.back()};
+      if (!used_dtype.empty()) dtype = used_dtype;
+      return "one vector of " + std::to_string(used.back()) + " " + what + ", per sample by the name model code gives it";
     }
     shape = {workload_.batch};
     dtype = kind == IndexInput::PerSample ? "float32" : "int64";
@@ -1510,13 +1503,19 @@ std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t
     dtype = "int64";
     return "indices, one per token, by the name model code gives them";
   }
-  // The first informative op that reads the placeholder, or a tensor computed from it, decides
-  // what it is (a norm written by hand reads x through pow / mean before its weight shows the width).
+  return first_use(p, shape, dtype);
+}
+
+// The first informative op that reads the placeholder, or a tensor computed from it, decides
+// what it is (a norm written by hand reads x through pow / mean before its weight shows the width).
+std::string ForwardTracer::first_use(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype, const ir::Op** at) const {
   std::vector<char> reached(flow_->tensors.size(), 0);
   reached[p.id] = 1;
   for (auto& op : flow_->ops) {
     std::string what = input_told_by(op, reached, shape, dtype);
-    if (!what.empty()) return what;
+    if (what.empty()) continue;
+    if (at) *at = &op;
+    return what;
   }
   return "";
 }

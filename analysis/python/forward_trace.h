@@ -190,6 +190,7 @@ class ForwardTracer {
   Value same_shape(Interpreter& in, ir::OpKind kind, const std::string& name, const Value& x,
                    const std::vector<Value>& extra, const ir::Span& site);
   std::string infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const;
+  std::string first_use(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype, const ir::Op** at = nullptr) const;
   std::string input_told_by(const ir::Op& op, std::vector<char>& reached, std::vector<int64_t>& shape, std::string& dtype) const;
   // Position tables (learned or fixed position embeddings) of the model, found once per trace: the
   // module that owns each, and how many positions it has.
