@@ -1175,16 +1175,28 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
   if (name == "transpose" || name == "swapaxes" || name == "t" || name == "permute" || name == "movedim") {
     std::vector<int> order(xs.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    // The dims follow the tensor: args[a0] on for torch.transpose(x, 0, 1) as for x.transpose(0, 1).
     if (name == "permute") {
-      std::vector<Value> dims = args.positional;
+      std::vector<Value> dims(args.positional.begin() + static_cast<long>(std::min(a0, args.positional.size())), args.positional.end());
+      if (dims.empty())
+        if (const Value* d = argument(args, a0, "dims")) dims = {*d};
       if (dims.size() == 1 && TupleView::of(dims[0])) dims = TupleView::of(dims[0])->items;
       for (size_t i = 0; i < dims.size() && i < order.size(); ++i)
         order[i] = static_cast<int>(norm_dim(dims[i].is_int() ? dims[i].as_int() : static_cast<int64_t>(i), xs.size()));
     } else if (name == "t") {
       if (order.size() == 2) std::swap(order[0], order[1]);
+    } else if (name == "movedim") {
+      // One dim moved to a new place, the others keeping their order.
+      auto from = int_arg(args, a0, "source"), to = int_arg(args, a0 + 1, "destination");
+      const int64_t rank = static_cast<int64_t>(xs.size());
+      const int64_t f = from ? norm_dim(*from, xs.size()) : -1, d = to ? norm_dim(*to, xs.size()) : -1;
+      if (f >= 0 && d >= 0 && f < rank && d < rank) {
+        order.erase(order.begin() + f);
+        order.insert(order.begin() + d, static_cast<int>(f));
+      }
     } else {
-      int64_t a = norm_dim(int_arg(args, 0, "dim0").value_or(0), xs.size());
-      int64_t b = norm_dim(int_arg(args, 1, "dim1").value_or(1), xs.size());
+      int64_t a = norm_dim(int_arg(args, a0, "dim0").value_or(0), xs.size());
+      int64_t b = norm_dim(int_arg(args, a0 + 1, "dim1").value_or(1), xs.size());
       if (a >= 0 && b >= 0 && a < static_cast<int64_t>(order.size()) && b < static_cast<int64_t>(order.size()))
         std::swap(order[a], order[b]);
     }
@@ -1857,13 +1869,86 @@ const char* const kPreconditions[] = {"setup_caches", "setup_cache", "init_cache
 // A model whose forward() fails one of its own assertions on the workload (a serving limit its
 // loader left at 0, a sequence longer than it declares) is traced again past them: the plan covers
 // the whole forward and each failed assertion is a warning at its line.
+namespace {
+
+// A weight read transposed (`x @ self.weight.T`, `F.linear(x, w.t())`, Falcon's and GPT-NeoX's
+// linears): the contractions that read the transpose read the weight itself, with their letters
+// permuted, and the transpose goes. That is what a compiler does with it (a transposed operand, or
+// a const-eval of the parameter), and what the planner needs: otherwise the weight is stored whole
+// and each device slices the transposed copy for free, so its layout never shows in memory or plan.
+// Only transposes whose every reader is such a contraction; ops are renumbered (Call / Experts ends).
+void fold_stored_transposes(ir::Dataflow& flow) {
+  std::vector<std::vector<std::pair<int, int>>> readers(flow.tensors.size());  // (op, input position)
+  for (size_t i = 0; i < flow.ops.size(); ++i)
+    for (size_t k = 0; k < flow.ops[i].inputs.size(); ++k)
+      readers[static_cast<size_t>(flow.ops[i].inputs[k])].emplace_back(static_cast<int>(i), static_cast<int>(k));
+  std::vector<char> is_output(flow.tensors.size());
+  for (int t : flow.outputs) is_output[static_cast<size_t>(t)] = 1;
+  std::vector<char> gone(flow.ops.size());
+  size_t removed = 0;
+  for (size_t i = 0; i < flow.ops.size(); ++i) {
+    const ir::Op& permute = flow.ops[i];
+    if (permute.kind != ir::OpKind::Permute || permute.inputs.size() != 1 || permute.outputs.size() != 1) continue;
+    const int w = permute.inputs[0], v = permute.outputs[0];
+    const auto& stored = flow.tensors[static_cast<size_t>(w)];
+    if ((stored.parameter < 0 && stored.buffer < 0) || is_output[static_cast<size_t>(v)] || readers[static_cast<size_t>(v)].empty()) continue;
+    const size_t rank = flow.tensors[static_cast<size_t>(v)].shape.size();
+    if (permute.dims.size() != rank) continue;
+    // Each reader's equation with the weight's letters in place of the transpose's.
+    std::vector<std::string> equations;
+    int last_reader = -1;
+    for (auto [reader, at] : readers[static_cast<size_t>(v)]) {
+      if (reader == last_reader) break;  // read twice by one op: left as it is
+      last_reader = reader;
+      const ir::Op& op = flow.ops[static_cast<size_t>(reader)];
+      const auto arrow = op.equation.find("->");
+      if (op.kind != ir::OpKind::Contract || arrow == std::string::npos || op.equation.find('.') != std::string::npos) break;
+      auto operands = ir::split(std::string_view(op.equation).substr(0, arrow), ',');
+      if (static_cast<size_t>(at) >= operands.size() || operands[static_cast<size_t>(at)].size() != rank) break;
+      const std::string& seen = operands[static_cast<size_t>(at)];
+      std::string letters(rank, ' ');
+      for (size_t o = 0; o < rank; ++o) letters[static_cast<size_t>(permute.dims[o])] = seen[o];
+      operands[static_cast<size_t>(at)] = letters;
+      std::string equation;
+      for (const auto& part : operands) equation += (equation.empty() ? "" : ",") + part;
+      equations.push_back(equation + op.equation.substr(arrow));
+    }
+    if (equations.size() != readers[static_cast<size_t>(v)].size()) continue;
+    for (size_t r = 0; r < equations.size(); ++r) {
+      auto [reader, at] = readers[static_cast<size_t>(v)][r];
+      ir::Op& op = flow.ops[static_cast<size_t>(reader)];
+      op.equation = equations[r];
+      op.inputs[static_cast<size_t>(at)] = w;
+    }
+    gone[i] = 1;
+    ++removed;
+  }
+  if (removed == 0) return;
+  // Per op index: how many ops before it were removed (for the ends of Call / Experts bodies).
+  std::vector<int> removed_before(flow.ops.size() + 1, 0);
+  for (size_t i = 0; i < flow.ops.size(); ++i) removed_before[i + 1] = removed_before[i] + gone[i];
+  std::vector<ir::Op> kept;
+  kept.reserve(flow.ops.size() - removed);
+  for (size_t i = 0; i < flow.ops.size(); ++i) {
+    if (gone[i]) continue;
+    ir::Op& op = flow.ops[i];
+    if (op.end >= 0) op.end -= removed_before[static_cast<size_t>(op.end)];
+    kept.push_back(std::move(op));
+  }
+  flow.ops = std::move(kept);
+}
+
+}  // namespace
+
 void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload) {
   past_assertions_ = false;
   trace_with_retries(root, workload);
-  if (!model_.dataflow.error.starts_with("forward() raised AssertionError")) return;
-  past_assertions_ = true;
-  trace_with_retries(root, workload);
-  past_assertions_ = false;
+  if (model_.dataflow.error.starts_with("forward() raised AssertionError")) {
+    past_assertions_ = true;
+    trace_with_retries(root, workload);
+    past_assertions_ = false;
+  }
+  fold_stored_transposes(model_.dataflow);
 }
 
 void ForwardTracer::trace_with_retries(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload) {

@@ -1847,6 +1847,17 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
   }
   std::string receiver = type_name(object);
   if (object.obj->kind == ObjKind::Tensor) receiver = "tensor";
+  // While tracing, `x.T` / `x.mT` are the permutes they name: the planner must see them (a weight
+  // read as `self.weight.T` would otherwise be a fresh tensor, stored whole and sliced for free).
+  // H / mH are the same on real tensors.
+  if (tracer_ && receiver == "tensor" && (name == "T" || name == "mT" || name == "H" || name == "mH"))
+    if (const auto& shape = static_cast<TensorObj*>(object.obj.get())->shape; shape && shape->size() >= 2) {
+      std::vector<Value> order;
+      for (size_t i = 0; i < shape->size(); ++i) order.push_back(Value::integer(static_cast<int64_t>(i)));
+      if (name == "T" || name == "H") std::reverse(order.begin(), order.end());
+      else std::swap(order[order.size() - 2], order.back());
+      return call(get_attribute(object, "permute", site), CallArgs{std::move(order), {}}, site);
+    }
   if (const NativeFn* fn = method(receiver, name)) return native(receiver + "." + name, *fn, object);
   if (const NativeFn* fn = method("@" + receiver, name)) {
     CallArgs none;

@@ -516,13 +516,20 @@ void install_tensor_methods(Interpreter& in) {
   in.define_method("@tensor", "ndim", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
     return tensor_method(in, "dim", self, a, site);
   });
-  in.define_method("@tensor", "T", [](Interpreter& in, const Value& self, Args&, const ir::Span& site) {
-    auto* t = self.as<TensorObj>();
-    if (!t->shape) return tensor_like(in, *t, std::nullopt, site);
-    auto s = *t->shape;
-    std::reverse(s.begin(), s.end());
-    return tensor_like(in, *t, s, site);
-  });
+  // x.T and x.H reverse the dims, x.mT and x.mH swap the last two (H: the conjugate, the same on real
+  // tensors). While tracing, the interpreter records them as permutes instead.
+  for (const char* name : {"T", "H", "mT", "mH"}) {
+    const bool all = name[0] != 'm';
+    in.define_method("@tensor", name, [all](Interpreter& in, const Value& self, Args&, const ir::Span& site) {
+      auto* t = self.as<TensorObj>();
+      if (!t->shape) return tensor_like(in, *t, std::nullopt, site);
+      auto s = *t->shape;
+      if (all) std::reverse(s.begin(), s.end());
+      else if (s.size() >= 2) std::swap(s[s.size() - 2], s.back());
+      else return in.raise("RuntimeError", "tensor.mT is only supported on matrices or batches of matrices", site);
+      return tensor_like(in, *t, s, site);
+    });
+  }
   in.define_method("@tensor", "data", [](Interpreter&, const Value& self, Args&, const ir::Span&) { return self; });
   in.define_method("@tensor", "dtype", [](Interpreter& in, const Value& self, Args&, const ir::Span& site) {
     const Value* d = in.builtin("torch." + self.as<TensorObj>()->dtype);

@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "plan_helpers.h"
 #include "python/extractor.h"
 #include "test_helpers.h"
 
@@ -1039,4 +1040,90 @@ model = M()
   }
   REQUIRE(flow.outputs.size() == 1);
   CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 2, 4, 32});
+}
+
+TEST_CASE("A weight read transposed (x @ self.weight.T, .t(), .transpose, .mT, torch.transpose) is read by its contraction, as nn.Linear's is (Falcon, GPT-NeoX)", "[trace][plan][real]") {
+  // The same MLP written four ways around the transposed weight, and with nn.Linear.
+  const std::string head = R"(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Lin(nn.Linear):
+    def forward(self, x):
+        return )";
+  const std::string tail = R"(
+
+class Block(nn.Module):
+    def __init__(self, d, h):
+        super().__init__()
+        self.up = Lin(d, h, bias=False)
+        self.down = Lin(h, d, bias=False)
+
+    def forward(self, x):
+        return x + self.down(F.gelu(self.up(x)))
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(1000, 1024)
+        self.blocks = nn.ModuleList([Block(1024, 4096) for _ in range(4)])
+
+    def forward(self, input_ids):
+        x = self.emb(input_ids)
+        for b in self.blocks:
+            x = b(x)
+        return x
+
+model = Net()
+)";
+  plan::PlanOptions options;
+  options.workload.phase = plan::Phase::Decode;
+  auto reference = test::plan_script(head + "super().forward(x)" + tail, options);
+  const auto& want = reference.result.meshes.at(0);
+  REQUIRE(test::param(want, "blocks.0.up.weight").layout == "column");
+  for (const std::string read : {"x @ self.weight.T", "torch.matmul(x, self.weight.t())", "x @ self.weight.transpose(0, 1)",
+                                 "x @ self.weight.mT", "torch.einsum('bsi,io->bso', x, self.weight.T)",
+                                 "x @ torch.transpose(self.weight, 0, 1)", "x @ torch.permute(self.weight, (1, 0))"}) {
+    INFO(read);
+    auto p = test::plan_script(head + read + tail, options);
+    for (const auto& op : p.model.dataflow.ops) {
+      CHECK(op.kind != ir::OpKind::Unknown);
+      for (int t : op.inputs)
+        if (p.model.dataflow.tensors[t].parameter >= 0) CHECK((op.kind == ir::OpKind::Contract || op.kind == ir::OpKind::Embedding));
+    }
+    const auto& got = p.result.meshes.at(0);
+    CHECK(test::param(got, "blocks.0.up.weight").layout == "column");
+    CHECK(test::param(got, "blocks.0.down.weight").layout == "row");
+    CHECK(got.totals.collectives == want.totals.collectives);
+    CHECK(got.totals.est_time_us == Approx(want.totals.est_time_us));
+    CHECK(got.totals.memory_per_device_bytes == Approx(want.totals.memory_per_device_bytes));
+  }
+}
+
+TEST_CASE("A transposed weight read by anything but a contraction keeps its transpose", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 32)
+        self.w = nn.Parameter(torch.zeros(16, 32))
+
+    def forward(self, x):
+        wt = self.w.T
+        return self.fc(x) @ wt + wt.sum()
+
+model = M()
+)";
+  auto r = test::traced(script);
+  const auto& flow = r.model.dataflow;
+  REQUIRE(flow.error.empty());
+  std::vector<ir::OpKind> reading_w;
+  for (const auto& op : flow.ops)
+    for (int t : op.inputs)
+      if (flow.tensors[t].parameter >= 0 && r.model.parameters[flow.tensors[t].parameter].name == "w") reading_w.push_back(op.kind);
+  CHECK(reading_w == std::vector<ir::OpKind>{ir::OpKind::Permute});  // its result is read twice, by a sum too
 }
