@@ -1036,18 +1036,48 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         if (fits) {
           chosen = smallest;
           int best_k = k_hi;
+          // The smallest grid step whose plan fits (memory falls as the weight grows). Each plan
+          // at weight λ minimises time + λ·memory, so the plans are vertices of the lower convex
+          // hull of (memory, time) and the next vertex between a plan that does not fit and one
+          // that does is optimal from the weight where their sums are equal: probe the grid
+          // there (usually 2-3 searches, where bisection of the grid takes 7). A probe that
+          // finds a plan off the hull segment it aimed at and does not halve the interval is
+          // followed by a bisection, so it never takes more than twice bisection's count.
+          struct Point {
+            double memory = 0, time = 0;  // the search's memory term and its cost without it
+          };
+          auto point = [](const Solved& s, double lambda) {
+            return Point{s.sol.totals.parameter_bytes, s.sol.cost - lambda * s.sol.totals.parameter_bytes};
+          };
+          auto same = [](const Point& a, const Point& b) {
+            return std::abs(a.memory - b.memory) < 1 && std::abs(a.time - b.time) <= 1e-9 * std::max(1.0, std::abs(a.time));
+          };
+          Point below = point(fast, 0), above = point(smallest, lambda_at(k_hi));
+          bool bisect = false;
           while (k_hi - k_lo > 1) {
-            int mid = (k_lo + k_hi) / 2;
-            Solved s = solve_with(mid);
+            int probe = (k_lo + k_hi) / 2;
+            if (!bisect && fast.feasible && below.memory > above.memory && above.time > below.time) {
+              const double k_star = 4.0 * std::log2((above.time - below.time) / (below.memory - above.memory) / grid_base);
+              if (std::isfinite(k_star)) probe = static_cast<int>(std::clamp<double>(std::floor(k_star), k_lo + 1, k_hi - 1));
+            }
+            const int width = k_hi - k_lo;
+            Solved s = solve_with(probe);
+            const Point at = point(s, lambda_at(probe));
+            bool on_segment = false;
             if (fits_in(s)) {
-              k_hi = mid;
+              k_hi = probe;
+              on_segment = same(at, above);
+              above = at;
               if (s.totals.est_time_us < chosen.totals.est_time_us) {
                 chosen = s;
-                best_k = mid;
+                best_k = probe;
               }
             } else {
-              k_lo = mid;
+              k_lo = probe;
+              on_segment = same(at, below);
+              below = at;
             }
+            bisect = !bisect && !on_segment && 2 * (k_hi - k_lo) > width;
           }
           memory_steps_[cache_key] = best_k;
         } else if (smallest.feasible) {
