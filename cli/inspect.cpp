@@ -1,4 +1,4 @@
-// `shardlens inspect FILE [--model EXPR] [--python-path DIR ...] [--memory-budget MIB] [--format text|json]`
+// `shardlens inspect FILE [--model EXPR] [--python-path DIR ...] [--python PATH] [--memory-budget MIB] [--format text|json]`
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -15,7 +15,7 @@ namespace shardlens::cli {
 namespace {
 
 const char* kInspectUsage =
-    "usage: shardlens inspect FILE [--model EXPR] [--python-path DIR ...] [--memory-budget MIB] [--format text|json]\n"
+    "usage: shardlens inspect FILE [--model EXPR] [--python-path DIR ...] [--python PATH] [--memory-budget MIB] [--format text|json]\n"
     "  the modules and parameters FILE builds, statically (no Python is run); FILE - reads stdin.\n";
 
 }  // namespace
@@ -44,11 +44,7 @@ int run_inspect(const std::vector<std::string>& args) {
     return 1;
   }
   python::ModelExtractor extractor(std::move(text), file);
-  python::ExtractOptions options;
-  options.model_expression = script.model_expr;
-  options.python_path = python::search_path_entries(script.python_path);
-  if (script.memory_budget_mib) options.memory_budget_mib = script.memory_budget_mib;
-  auto result = extractor.extract(options);
+  auto result = extractor.extract(script_extract_options(script, "shardlens inspect"));
   if (format == "json") {
     auto j = ir::to_json(result.model);
     if (!result.ok) j["error"] = result.error;

@@ -19,7 +19,7 @@ namespace shardlens::cli {
 namespace {
 
 const char* kPlanUsage =
-    "usage: shardlens plan FILE [--model EXPR] [--python-path DIR ...] [--memory-budget MIB] [--mesh RxC|PRESET ...] [--strategy auto|tensor]\n"
+    "usage: shardlens plan FILE [--model EXPR] [--python-path DIR ...] [--python PATH] [--memory-budget MIB] [--mesh RxC|PRESET ...] [--strategy auto|tensor]\n"
     "                      [--batch N] [--seq N] [--phase prefill|decode] [--prefill-weights shared|own]\n"
     "                      [--dtype bf16|fp32|bfp8]\n"
     "                      [--hardware wormhole|blackhole] [--format text|json] [--spatial HxW]\n"

@@ -8,6 +8,7 @@
 #include "plan/plan_output.h"
 #include "session/plan_choices.h"
 #include "session/script_pipeline.h"
+#include "session/site_packages.h"
 
 namespace shardlens::cli {
 namespace {
@@ -27,12 +28,25 @@ bool take_script_flag(FlagReader& flags, ScriptArgs& out) {
     if (auto v = flags.value()) out.model_expr = *v;
   } else if (flags.is("--python-path")) {
     if (auto v = flags.value()) out.python_path.push_back(*v);
+  } else if (flags.is("--python")) {
+    if (auto v = flags.value()) out.python = *v;
   } else if (flags.is("--memory-budget")) {
     if (auto n = flags.positive()) out.memory_budget_mib = static_cast<uint64_t>(*n);
   } else {
     return false;
   }
   return true;
+}
+
+python::ExtractOptions script_extract_options(const ScriptArgs& script, const char* command) {
+  python::ExtractOptions options;
+  options.model_expression = script.model_expr;
+  options.python_path = python::search_path_entries(script.python_path);
+  if (script.memory_budget_mib) options.memory_budget_mib = script.memory_budget_mib;
+  std::string why;
+  options.site_packages = session::interpreter_site_packages(script.python, &why);
+  if (!why.empty()) std::fprintf(stderr, "%s: --python: %s; its site-packages are not searched\n", command, why.c_str());
+  return options;
 }
 
 bool take_planning_flag(FlagReader& flags, PlanningArgs& out) {
@@ -151,8 +165,10 @@ std::optional<PlanningSource> extract_for_planning(const std::string& command, c
     return std::nullopt;
   }
   python::ModelExtractor extractor(source.text, file);
-  auto extracted = extractor.extract(session::planning_extract_options(planning.model_expr, planning.python_path, planning.trace,
-                                                                       planning.memory_budget_mib));
+  python::ExtractOptions options = script_extract_options(planning, command.c_str());
+  options.trace_forward = true;
+  options.workload = planning.trace;
+  auto extracted = extractor.extract(options);
   if (!extracted.ok) {
     std::fprintf(stderr, "%s: %s: %s\n", command.c_str(), file.c_str(), extracted.error.c_str());
     return std::nullopt;

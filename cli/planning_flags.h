@@ -14,6 +14,7 @@
 #include "ir/model_ir.h"
 #include "plan/model_kind.h"
 #include "plan/plan.h"
+#include "python/extractor.h"
 #include "python/forward_trace.h"
 
 namespace shardlens::cli {
@@ -24,7 +25,13 @@ struct ScriptArgs {
   std::string model_expr;                // --model EXPR
   std::vector<std::string> python_path;  // --python-path DIR, repeatable
   uint64_t memory_budget_mib = 0;        // --memory-budget MIB; 0: the default (python::ExtractOptions)
+  // --python PATH: an interpreter whose site-packages are searched last (session::interpreter_site_packages).
+  std::string python;
 };
+
+// The extraction options every script-reading command shares, from its ScriptArgs; a --python that
+// does not answer is said on stderr (the analysis goes on without its site-packages).
+python::ExtractOptions script_extract_options(const ScriptArgs& script, const char* command);
 
 // Takes the reader's current argument when it is one of ScriptArgs' flags: true then (a bad value
 // ends the reading with a message); false when it is not one.

@@ -2,6 +2,7 @@
 // int and float, object's attribute protocol, and the copy module.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "python/interpreter.h"
 #include "python/native_support.h"
@@ -253,6 +254,78 @@ void install_container_methods(Interpreter& in) {
     for (auto& src : a.positional)
       if (auto items = in.iterate(src, site))
         for (auto& v : *items) static_cast<DictObj*>(self.obj.get())->set(v, Value::none());
+    return Value::none();
+  });
+  // Set algebra with any iterables as arguments, as CPython's methods take them (the operators
+  // take sets only: Interpreter::binary).
+  auto as_set = [](Interpreter& in, const Value& v, const ir::Span& site) -> std::optional<Value> {
+    if (is_set(v)) return v;
+    auto items = in.iterate(v, site);
+    if (!items) return std::nullopt;
+    auto s = std::make_shared<DictObj>(true);
+    for (auto& item : *items) s->set(item, Value::none());
+    return Value::object(s);
+  };
+  struct SetMethod {
+    const char *name, *op;
+    bool update;  // in place (returns None)
+  };
+  static const SetMethod kSetMethods[] = {{"union", "|", false},
+                                          {"intersection", "&", false},
+                                          {"difference", "-", false},
+                                          {"symmetric_difference", "^", false},
+                                          {"intersection_update", "&", true},
+                                          {"difference_update", "-", true},
+                                          {"symmetric_difference_update", "^", true}};
+  for (const SetMethod& m : kSetMethods) {
+    const char* name = m.name;
+    std::string o = m.op;
+    const bool update = m.update;
+    in.define_method("set", name, [o, update, as_set](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+      Value result = self;
+      if (a.positional.empty()) result = set_algebra("|", static_cast<const DictObj&>(*self.obj), DictObj(true));  // a copy
+      for (auto& other : a.positional) {
+        auto s = as_set(in, other, site);
+        if (!s) return in.unknown("set." + o + " with an argument that could not be evaluated", site);
+        result = set_algebra(o, static_cast<const DictObj&>(*result.obj), static_cast<const DictObj&>(*s->obj));
+      }
+      if (!update) return result;
+      auto* target = static_cast<DictObj*>(self.obj.get());
+      target->entries.clear();
+      target->index.clear();
+      for (auto& kv : static_cast<const DictObj&>(*result.obj).entries) target->set(kv.first, Value::none());
+      return Value::none();
+    });
+  }
+  for (const bool sub : {true, false}) {
+    in.define_method("set", sub ? "issubset" : "issuperset", [sub, as_set](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+      auto other = a.positional.empty() ? std::nullopt : as_set(in, a.positional[0], site);
+      if (!other) return in.unknown("set comparison with an argument that could not be evaluated", site);
+      return in.compare(sub ? "<=" : ">=", self, *other, site);
+    });
+  }
+  in.define_method("set", "isdisjoint", [as_set](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+    auto other = a.positional.empty() ? std::nullopt : as_set(in, a.positional[0], site);
+    if (!other) return in.unknown("set.isdisjoint with an argument that could not be evaluated", site);
+    Value common = set_algebra("&", static_cast<const DictObj&>(*self.obj), static_cast<const DictObj&>(*other->obj));
+    return Value::boolean(static_cast<const DictObj&>(*common.obj).entries.empty());
+  });
+  in.define_method("set", "remove", [](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+    if (a.positional.empty()) return in.raise("TypeError", "remove() takes exactly one argument", site);
+    if (!static_cast<DictObj*>(self.obj.get())->erase(a.positional[0])) return in.raise("KeyError", repr(a.positional[0]), site);
+    return Value::none();
+  });
+  in.define_method("set", "pop", [](Interpreter& in, const Value& self, Args&, const ir::Span& site) {
+    auto* d = static_cast<DictObj*>(self.obj.get());
+    if (d->entries.empty()) return in.raise("KeyError", "'pop from an empty set'", site);
+    Value item = d->entries.front().first;
+    d->erase(item);
+    return item;
+  });
+  in.define_method("set", "copy", [](Interpreter& in, const Value& self, Args&, const ir::Span&) { return shallow_copy(in, self); });
+  in.define_method("set", "clear", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
+    static_cast<DictObj*>(self.obj.get())->entries.clear();
+    static_cast<DictObj*>(self.obj.get())->index.clear();
     return Value::none();
   });
   in.define_method("float", "is_integer", [](Interpreter&, const Value& self, Args&, const ir::Span&) {

@@ -131,15 +131,22 @@ void install_script_environment(Interpreter& in) {
     return Value::boolean(in.importer_has_fallback());
   });
 
-  // --- os / sys / warnings / logging: values that depend on the environment stay unknown ---
+  // --- os / sys / warnings / logging ---
   in.define("sys.argv", make_list({Value::str("script.py")}));
   in.define("sys.version_info", make_tuple({Value::integer(3), Value::integer(11), Value::integer(0)}));
   in.define("sys.maxsize", Value::integer(INT64_MAX));
   in.define_native("warnings.warn", [](Interpreter&, const Value&, Args&, const ir::Span&) { return Value::none(); });
-  in.define_native("os.getenv", [](Interpreter& in, const Value&, Args&, const ir::Span& site) {
-    return in.unknown("environment variables are not known statically", site);
+  // The environment is empty: the analysis never reads the editor's or shell's variables (they are
+  // not those the model will run with), and model code reads them for switches whose defaults are
+  // the usual run (diffusers' DIFFUSERS_ATTN_BACKEND="native"): os.getenv gives its default.
+  in.define_native("os.getenv", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (a.positional.empty() && a.keywords.empty()) return in.raise("TypeError", "getenv() missing required argument: 'key'", site);
+    if (a.positional.size() > 1) return a.positional[1];
+    for (auto& [name, value] : a.keywords)
+      if (name == "default") return value;
+    return Value::none();
   });
-  in.define("os.environ", in.unknown("environment variables are not known statically", {}));
+  in.define("os.environ", Value::object(std::make_shared<DictObj>()));
   in.define("os.path", in.namespace_value("os.path"));
   in.define("logging.INFO", Value::integer(20));
 }

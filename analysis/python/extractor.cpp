@@ -525,7 +525,7 @@ ExtractResult ModelExtractor::extract(const ExtractOptions& options) {
     std::error_code ec;
     std::string script_file = source_path_.empty() || source_path_ == "-" ? "" : std::filesystem::absolute(source_path_, ec).lexically_normal().string();
     if (ec) script_file.clear();
-    c->interp->set_module_loader(loader_, search_roots(script_file, options), script_file);
+    c->interp->set_module_loader(loader_, search_roots(script_file, options), script_file, options.site_packages);
     construct(*c, all_units, options, result);
     c->imported = c->interp->loaded_modules();
     c->options = made.options;

@@ -43,6 +43,9 @@ struct ExtractOptions {
   // Where imports are searched after the script's folder and its package root, in order
   // (PYTHONPATH's entries, then --python-path / the python-path setting: search_path_entries()).
   std::vector<std::string> python_path;
+  // The configured interpreter's site-packages (session::interpreter_site_packages): searched after
+  // the library models, whose model of a module wins over the installed library's code there.
+  std::vector<std::string> site_packages;
   // The memory budget of the script's run, in MiB (Interpreter::Limits::max_value_bytes): the CLI's
   // --memory-budget, the server's memoryBudgetMiB setting.
   uint64_t memory_budget_mib = Interpreter::kDefaultMemoryBudgetMiB;

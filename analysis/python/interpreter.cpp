@@ -655,8 +655,10 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
   return Flow::Normal;
 }
 
-void Interpreter::set_module_loader(std::shared_ptr<ModuleLoader> loader, std::vector<std::string> roots, std::string script_path) {
+void Interpreter::set_module_loader(std::shared_ptr<ModuleLoader> loader, std::vector<std::string> roots, std::string script_path,
+                                    std::vector<std::string> site_packages) {
   loader_ = std::move(loader);
+  site_packages_ = std::move(site_packages);
   script_dir_ = roots.empty() ? "" : roots.front();  // the extractor puts the script's folder first, absolute
   std::vector<Value> items;
   for (auto& r : roots) items.push_back(Value::str(std::move(r)));
@@ -697,7 +699,7 @@ std::optional<Value> Interpreter::import_source(const std::string& qual, const i
   std::optional<ModuleFile> file;
   NamespaceObj* parent = nullptr;
   if (dot == std::string::npos) {
-    file = loader_->find_top(qual, search_roots());
+    file = loader_->find_top(qual, search_roots(), site_packages_);
   } else {
     auto p = import_source(qual.substr(0, dot), site, why);
     if (!p) return std::nullopt;
@@ -1746,6 +1748,18 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
       bool found = false;
       Value v = class_attribute(cls, nullptr, name, 0, site, found);
       if (found) return v;
+      // nn.Module's own methods, read from a class (`@wraps(torch.nn.Module.cuda)` in diffusers,
+      // `nn.Module.to(self, ...)`): unbound, the instance first.
+      if (const NativeFn* fn = method("module", name);
+          fn && std::find(cls->mro.begin(), cls->mro.end(), module_base().get()) != cls->mro.end()) {
+        NativeFn bound = *fn;
+        return native("torch.nn.Module." + name, [bound, name](Interpreter& in, const Value&, CallArgs& a, const ir::Span& at) {
+          if (a.positional.empty()) return in.raise("TypeError", "Module." + name + "() needs the module as its first argument", at);
+          Value self = a.positional.front();
+          CallArgs rest{{a.positional.begin() + 1, a.positional.end()}, a.keywords};
+          return bound(in, self, rest, at);
+        });
+      }
       return raise("AttributeError", "type object '" + cls->name + "' has no attribute '" + name + "'", site);
     }
     case ObjKind::Super: {
@@ -2531,6 +2545,20 @@ Value Interpreter::compare(const std::string& op, const Value& a, const Value& b
     if (!e) return unknown("comparison with unknown values", site);
     return Value::boolean(op == "==" ? *e : !*e);
   }
+  if (is_set(a) && is_set(b)) {
+    // Subset order: a <= b when every item of a is in b.
+    auto& x = static_cast<const DictObj&>(*a.obj);
+    auto& y = static_cast<const DictObj&>(*b.obj);
+    auto within = [](const DictObj& small, const DictObj& big) {
+      for (auto& kv : small.entries)
+        if (!big.find(kv.first)) return false;
+      return true;
+    };
+    if (op == "<=") return Value::boolean(within(x, y));
+    if (op == ">=") return Value::boolean(within(y, x));
+    if (op == "<") return Value::boolean(within(x, y) && x.entries.size() < y.entries.size());
+    if (op == ">") return Value::boolean(within(y, x) && y.entries.size() < x.entries.size());
+  }
   int cmp = 0;
   if (a.is_integral() && b.is_integral()) {
     cmp = compare_ints(a, b);
@@ -2611,6 +2639,8 @@ Value Interpreter::binary_uncharged(const std::string& op, const Value& a, const
     for (int64_t k = 0; k < n; ++k) items.insert(items.end(), l->items.begin(), l->items.end());
     return make_list(std::move(items), (la ? a : b).obj->kind == ObjKind::Tuple);
   }
+  if (is_set(a) && is_set(b) && (op == "|" || op == "&" || op == "-" || op == "^"))
+    return set_algebra(op, static_cast<const DictObj&>(*a.obj), static_cast<const DictObj&>(*b.obj));
   if (op == "|") {
     auto* da = a.as<DictObj>();
     auto* db = b.as<DictObj>();

@@ -76,8 +76,10 @@ class Interpreter {
   Interpreter& operator=(const Interpreter&) = delete;
 
   // Imports read modules from source: `roots` is the initial sys.path (the script's folder first),
-  // searched before the library models; `script_path` is the script's __file__ ("" if unknown).
-  void set_module_loader(std::shared_ptr<ModuleLoader> loader, std::vector<std::string> roots, std::string script_path);
+  // searched before the library models; `script_path` is the script's __file__ ("" if unknown);
+  // `site_packages`, an interpreter's, are searched after the library models.
+  void set_module_loader(std::shared_ptr<ModuleLoader> loader, std::vector<std::string> roots, std::string script_path,
+                         std::vector<std::string> site_packages = {});
   // The modules imported from source so far (a change to any of their files invalidates the run).
   const std::vector<std::shared_ptr<const LoadedModule>>& loaded_modules() const { return loaded_; }
   // Runs top-level statements in order, as `python script.py` would with the given __name__.
@@ -283,6 +285,7 @@ class Interpreter {
   // Imports from source (module_loader.h).
   std::shared_ptr<ModuleLoader> loader_;
   Value sys_path_;  // sys.path, a list the script may change (sys.path.insert(0, ...))
+  std::vector<std::string> site_packages_;  // searched after the library models (set_module_loader)
   std::string script_path_;
   std::string script_dir_;  // relative sys.path entries are taken from here
   std::unordered_map<std::string, Value> modules_;  // sys.modules of the modules read from source

@@ -52,8 +52,9 @@ bool ModuleLoader::is_dir(const std::string& path) {
 }
 
 // Python's rule, with one liberty: a package's __path__ gathers the folders of that name in every
-// search root (real ones first, the library's last), so that a user's `transformers/models/...`
-// and the library model of `transformers/modeling_utils.py` make one package. The first regular
+// search root (the user's real ones first, then the library's, then site-packages'), so that a
+// user's `transformers/models/...` and the library model of `transformers/modeling_utils.py` make
+// one package. The first regular
 // package's __init__.py or the first plain module wins, as in Python.
 std::optional<ModuleFile> ModuleLoader::find_in(const std::string& name, const std::vector<std::string>& dirs) {
   ModuleFile found;
@@ -78,14 +79,38 @@ std::optional<ModuleFile> ModuleLoader::find_in(const std::string& name, const s
   return found;
 }
 
-std::optional<ModuleFile> ModuleLoader::find_top(const std::string& name, const std::vector<std::string>& roots) {
+// A library model that covers only part of its module (diffusers' normalization.py: the norms the
+// bundled models use; a placeholder) says so on a line of its header, and gives way to an installed
+// copy, which has everything and which the interpreter can run.
+bool ModuleLoader::yields_to_installed(const std::string& path) {
+  if (!is_library_path(path)) return false;
+  const char* text = library_file(library_relative(path));
+  return text && std::string_view(text).substr(0, 400).find(kPartialModelMarker) != std::string_view::npos;
+}
+
+std::optional<ModuleFile> ModuleLoader::find_with_library(const std::string& name, const std::vector<std::string>& dirs) {
+  auto found = find_in(name, dirs);
+  if (!found || !yields_to_installed(found->path)) return found;
+  // The same search with the library's folders last: an installed copy, if any, comes first.
+  std::vector<std::string> library_last;
+  for (const auto& d : dirs)
+    if (!is_library_path(d)) library_last.push_back(d);
+  for (const auto& d : dirs)
+    if (is_library_path(d)) library_last.push_back(d);
+  auto installed = find_in(name, library_last);
+  return installed && !is_library_path(installed->path) ? installed : found;
+}
+
+std::optional<ModuleFile> ModuleLoader::find_top(const std::string& name, const std::vector<std::string>& roots,
+                                                const std::vector<std::string>& after_library) {
   std::vector<std::string> dirs = roots;
   dirs.emplace_back(kLibraryRoot);
-  return find_in(name, dirs);
+  dirs.insert(dirs.end(), after_library.begin(), after_library.end());
+  return find_with_library(name, dirs);
 }
 
 std::optional<ModuleFile> ModuleLoader::find_sub(const std::string& name, const std::vector<std::string>& package_dirs) {
-  return find_in(name, package_dirs);
+  return find_with_library(name, package_dirs);
 }
 
 std::optional<std::string> ModuleLoader::read(const std::string& path) {

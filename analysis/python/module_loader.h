@@ -20,6 +20,9 @@ struct Unit;
 // so that a span or an unresolved entry says plainly that the code is shardlens' model of the
 // library, not the library.
 inline constexpr const char* kLibraryRoot = "<shardlens-library>";
+// A line in the header of a library model that covers only part of its module: an installed copy
+// (site-packages) is read instead when there is one (README.md of the library).
+inline constexpr const char* kPartialModelMarker = "# shardlens: partial model";
 
 // Where a module's code is.
 struct ModuleFile {
@@ -45,9 +48,12 @@ class ModuleLoader {
   ModuleLoader(const ModuleLoader&) = delete;
   ModuleLoader& operator=(const ModuleLoader&) = delete;
 
-  // A top-level module searched in `roots` (sys.path order) and then among the library models; a
-  // submodule searched in its parent's package_dirs (which end with the library's, if any).
-  std::optional<ModuleFile> find_top(const std::string& name, const std::vector<std::string>& roots);
+  // A top-level module searched in `roots` (sys.path order), then among the library models, then
+  // in `after_library` (an interpreter's site-packages: there the library's model of a module
+  // wins over the installed library's code, which the interpreter cannot run); a submodule
+  // searched in its parent's package_dirs (in the same order).
+  std::optional<ModuleFile> find_top(const std::string& name, const std::vector<std::string>& roots,
+                                     const std::vector<std::string>& after_library = {});
   std::optional<ModuleFile> find_sub(const std::string& name, const std::vector<std::string>& package_dirs);
   // Reads, parses and lowers a file (cached by path and content). nullptr: unreadable or too large
   // (the reason in *error).
@@ -66,6 +72,8 @@ class ModuleLoader {
   bool is_file(const std::string& path);
   bool is_dir(const std::string& path);
   std::optional<ModuleFile> find_in(const std::string& name, const std::vector<std::string>& dirs);
+  std::optional<ModuleFile> find_with_library(const std::string& name, const std::vector<std::string>& dirs);
+  bool yields_to_installed(const std::string& path);
 
   std::mutex mutex_;
   std::unordered_map<std::string, std::string> overlay_;

@@ -247,6 +247,13 @@ std::string repr(const Value& v) {
     if (tuple && l->items.size() == 1) s += ",";
     return s + (tuple ? ")" : "]");
   }
+  if (is_set(v)) {
+    const auto& d = static_cast<const DictObj&>(*v.obj);
+    if (d.entries.empty()) return "set()";
+    std::string s = "{";
+    for (size_t i = 0; i < d.entries.size(); ++i) s += (i ? ", " : "") + repr(d.entries[i].first);
+    return s + "}";
+  }
   if (auto* d = v.as<DictObj>()) {
     std::string s = "{";
     for (size_t i = 0; i < d->entries.size(); ++i)
@@ -336,5 +343,17 @@ Value make_list(std::vector<Value> items, bool tuple) {
 }
 
 Value make_tuple(std::vector<Value> items) { return make_list(std::move(items), true); }
+
+Value set_algebra(std::string_view op, const DictObj& a, const DictObj& b) {
+  auto out = std::make_shared<DictObj>(true);
+  for (auto& kv : a.entries) {
+    const bool in_b = b.find(kv.first) != nullptr;
+    if (op == "|" || (op == "&" && in_b) || ((op == "-" || op == "^") && !in_b)) out->set(kv.first, Value::none());
+  }
+  if (op == "|" || op == "^")
+    for (auto& kv : b.entries)
+      if (!a.find(kv.first)) out->set(kv.first, Value::none());
+  return Value::object(out);
+}
 
 }  // namespace shardlens::python

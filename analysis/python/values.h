@@ -151,6 +151,10 @@ struct DictObj : Object {
   void reindex();  // index from entries, if there are more than kUnindexed
 };
 
+inline bool is_set(const Value& v) { return v.kind == Value::Kind::Obj && v.obj->kind == ObjKind::Set; }
+// A new set: a | b, a & b, a - b or a ^ b (`op`), its items in a's order, then b's.
+Value set_algebra(std::string_view op, const DictObj& a, const DictObj& b);
+
 struct RangeObj : Object {
   static constexpr ObjKind kKind = ObjKind::Range;
   RangeObj() : Object(ObjKind::Range) {}

@@ -10,6 +10,7 @@
 
 #include "plan/model_kind.h"
 #include "session/script_pipeline.h"
+#include "session/site_packages.h"
 #include "torch/exact_ir.h"
 #include "torch/graph_client.h"
 
@@ -233,6 +234,9 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
     for (auto& p : settings.python_path) extra.push_back(p.empty() || p[0] == '/' || dir.empty() ? p : dir + "/" + p);
     extract.python_path = python::search_path_entries(extra);
   }
+  // Only the user's own settings name an interpreter (server/settings.cpp): asked once for its
+  // site-packages, then cached.
+  extract.site_packages = interpreter_site_packages(settings.python);
   extract.memory_budget_mib = static_cast<uint64_t>(settings.memory_budget_mib);
   extract.trace_forward = true;
   extract.workload.batch = a->options.workload.batch;

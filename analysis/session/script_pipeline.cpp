@@ -61,17 +61,6 @@ std::string export_path_for(const std::string& script_path) {
   return base + ".pt";
 }
 
-python::ExtractOptions planning_extract_options(const std::string& model_expr, const std::vector<std::string>& python_path,
-                                                const python::TraceWorkload& trace, uint64_t memory_budget_mib) {
-  python::ExtractOptions extract;
-  extract.model_expression = model_expr;
-  extract.python_path = python::search_path_entries(python_path);
-  extract.trace_forward = true;
-  extract.workload = trace;
-  if (memory_budget_mib) extract.memory_budget_mib = memory_budget_mib;
-  return extract;
-}
-
 // The text is indexed once, on the first lookup (linear time however many sizes fail to divide).
 plan::ValueLocator value_locator(const std::string& text) {
   return [index = python::LazyValueIndex(text)](const std::vector<std::string>& keys, int64_t value, ir::Span fallback) {

@@ -23,12 +23,6 @@ std::string too_large_to_analyse();
 // The export beside a script ("model.py" -> "model.pt"), as `shardlens export` writes it.
 std::string export_path_for(const std::string& script_path);
 
-// What the planning faces extract: the model `model_expr` names ("" = found automatically), with
-// forward() traced under `trace`, imports searched on `python_path` after the usual folders, within
-// `memory_budget_mib` (0: the default budget).
-python::ExtractOptions planning_extract_options(const std::string& model_expr, const std::vector<std::string>& python_path,
-                                                const python::TraceWorkload& trace, uint64_t memory_budget_mib = 0);
-
 // Planner diagnostics point at the config value in `text` that sets a size (else where the planner
 // put them). `text` must outlive the options it is set in.
 plan::ValueLocator value_locator(const std::string& text);

@@ -358,6 +358,77 @@ with tempfile.TemporaryDirectory() as tmp:
           imported and all(planned.get(n) == inspected[n] for n in imported),
           str([(n, inspected[n], planned.get(n)) for n in imported[:2]]))
 
+    # --python: the interpreter's site-packages are searched after the library models, so an
+    # installed transformers contributes its model files while shardlens' models of its core
+    # (which the interpreter cannot run) stand in for the rest. The interpreter here is a stand-in
+    # that answers `-I -c` with its sys.path, as CPython prints it.
+    site = os.path.join(tmp, "venv", "lib", "python3.11", "site-packages")
+    files = {
+        "transformers/__init__.py": "raise RuntimeError('the installed transformers/__init__.py ran')\n",
+        "transformers/modeling_utils.py": "raise RuntimeError('the installed modeling_utils ran')\n",
+        "transformers/models/__init__.py": "",
+        "transformers/models/tinyx/__init__.py": "",
+        "transformers/models/tinyx/modeling_tinyx.py": (
+            "import torch.nn as nn\n"
+            "from ...configuration_utils import PretrainedConfig\n"
+            "from ...modeling_utils import PreTrainedModel\n\n\n"
+            "class TinyxConfig(PretrainedConfig):\n"
+            "    model_type = 'tinyx'\n\n"
+            "    def __init__(self, hidden_size=32, **kwargs):\n"
+            "        self.hidden_size = hidden_size\n"
+            "        super().__init__(**kwargs)\n\n\n"
+            "class TinyxModel(PreTrainedModel):\n"
+            "    config_class = TinyxConfig\n\n"
+            "    def __init__(self, config):\n"
+            "        super().__init__(config)\n"
+            "        self.proj = nn.Linear(config.hidden_size, config.hidden_size)\n"
+            "        self.post_init()\n"),
+        "mylib/__init__.py": "from .blocks import Block\n",
+        "mylib/blocks.py": (
+            "import torch.nn as nn\n\n\n"
+            "class Block(nn.Module):\n"
+            "    def __init__(self, d):\n"
+            "        super().__init__()\n"
+            "        self.fc = nn.Linear(d, 2 * d, bias=False)\n"),
+    }
+    for rel, text in files.items():
+        os.makedirs(os.path.dirname(os.path.join(site, rel)), exist_ok=True)
+        with open(os.path.join(site, rel), "w") as f:
+            f.write(text)
+    fake_python = os.path.join(tmp, "venv", "bin", "python3")
+    os.makedirs(os.path.dirname(fake_python), exist_ok=True)
+    with open(fake_python, "w") as f:
+        f.write("#!/bin/sh\n"
+                "[ \"$1\" = -I ] && [ \"$2\" = -c ] || exit 3\n"
+                "echo /usr/lib/python311.zip\necho /usr/lib/python3.11\necho /usr/lib/python3.11/lib-dynload\n"
+                f"echo {site}\n")
+    os.chmod(fake_python, 0o755)
+    user_dir = os.path.join(tmp, "user_project")
+    os.makedirs(user_dir)
+    user_loader = os.path.join(user_dir, "load_model.py")
+    with open(user_loader, "w") as f:
+        f.write("import torch.nn as nn\n"
+                "from transformers.models.tinyx.modeling_tinyx import TinyxConfig, TinyxModel\n"
+                "from mylib import Block\n\n\n"
+                "class Both(nn.Module):\n"
+                "    def __init__(self):\n"
+                "        super().__init__()\n"
+                "        self.hf = TinyxModel(TinyxConfig(hidden_size=16))\n"
+                "        self.block = Block(16)\n\n\n"
+                "model = Both()\n")
+    code, out, err = run("inspect", user_loader, "--format", "json", "--python", fake_python)
+    got = json.loads(out) if code == 0 else {}
+    check("--python: site-packages are searched, the library models standing in for the installed core",
+          got.get("total_parameters") == 16 * 16 + 16 + 16 * 32 and not got.get("unresolved"),
+          json.dumps(got.get("unresolved", err))[:400])
+    code, out, err = run("inspect", user_loader, "--format", "json")
+    got = json.loads(out) if out.strip().startswith("{") else {}
+    check("without --python no site-packages are searched (no interpreter runs unasked)",
+          "No module named 'transformers.models.tinyx'" in json.dumps(got.get("unresolved", [])) or "tinyx" in err, (out + err)[-300:])
+    code, out, err = run("inspect", user_loader, "--python", os.path.join(tmp, "no-such-python"))
+    check("an interpreter that cannot run is said, and the analysis goes on without its site-packages",
+          "--python" in err and "not searched" in err, err[-300:])
+
 failed = results.count(False)
 print(f"{len(results) - failed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

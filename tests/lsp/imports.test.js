@@ -53,3 +53,40 @@ test('imports: the model built by an imported package is planned, and editing th
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// The `python` setting (the user's own): imports are searched in that interpreter's site-packages
+// too, after shardlens' library models. The interpreter here is a stand-in that answers `-I -c`
+// with its sys.path; pyproject.toml cannot name one.
+test('imports: the python setting adds its site-packages; a repository cannot set it', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shardlens-site-'));
+  try {
+    const site = path.join(dir, 'venv', 'lib', 'python3.11', 'site-packages');
+    fs.mkdirSync(path.join(site, 'sitelib'), { recursive: true });
+    fs.writeFileSync(path.join(site, 'sitelib', '__init__.py'),
+      'import torch.nn as nn\n\n\nclass Wide(nn.Module):\n    def __init__(self):\n        super().__init__()\n' +
+      '        self.up = nn.Linear(64, 256)\n        self.down = nn.Linear(256, 64)\n\n    def forward(self, x):\n' +
+      '        return self.down(self.up(x).relu())\n');
+    const python = path.join(dir, 'venv', 'bin', 'python3');
+    fs.mkdirSync(path.dirname(python), { recursive: true });
+    fs.writeFileSync(python, `#!/bin/sh\n[ "$1" = -I ] || exit 3\necho /usr/lib/python3.11\necho ${site}\n`, { mode: 0o755 });
+    const project = path.join(dir, 'project');
+    fs.mkdirSync(project);
+    fs.writeFileSync(path.join(project, 'pyproject.toml'), `[tool.shardlens]\npython = "${python}"\n`);
+    fs.writeFileSync(path.join(project, 'load_model.py'), 'from sitelib import Wide\n\nmodel = Wide()\n');
+    // The repository's pyproject.toml names the interpreter: ignored, the import stays missing.
+    await withSession({ initializationOptions: { meshes: ['1x8'] } }, async (s) => {
+      const doc = await s.open(path.join(project, 'load_model.py'));
+      const diags = await s.diagnostics(doc, (ds) => ds.length > 0);
+      assert.ok(byCode(diags, 'no-model').length > 0 || diags.some((d) => /sitelib/.test(d.message)),
+        `without the user's python setting, sitelib is not found: ${codes(diags)}`);
+    });
+    await withSession({ initializationOptions: { meshes: ['1x8'], python } }, async (s) => {
+      const doc = await s.open(path.join(project, 'load_model.py'));
+      const diags = await s.diagnostics(doc, (ds) => !ds.some((d) => /sitelib/.test(d.message)) && byCode(ds, 'no-model').length === 0,
+        { what: 'the model found in site-packages' });
+      assert.deepEqual(byCode(diags, 'no-model'), [], `found through the user's interpreter: ${codes(diags)}`);
+    });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

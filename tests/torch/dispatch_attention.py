@@ -1,9 +1,10 @@
 """Attention through a dispatch table resolved at run time, as Hugging Face models write it
-(`ALL_ATTENTION_FUNCTIONS[config._attn_implementation]`): the implementation's name comes from the
-environment, which static analysis cannot read, so only the exact graph sees the attention core.
+(`ALL_ATTENTION_FUNCTIONS[config._attn_implementation]`): the implementation's name depends on the
+platform the model runs on, which static analysis does not know, so only the exact graph sees the
+attention core.
 Llama-like decoder (no GQA) at 7B widths, 2 layers."""
 import math
-import os
+import platform
 from dataclasses import dataclass, field
 
 import torch
@@ -18,7 +19,7 @@ class Config:
     n_heads: int = 32
     hidden_dim: int = 11008
     vocab_size: int = 32000
-    attn_implementation: str = field(default_factory=lambda: os.environ.get("MODEL_ATTN_IMPL", "eager"))
+    attn_implementation: str = field(default_factory=lambda: "eager" if platform.system() == "Linux" else "sdpa")
 
 
 def eager_attention(q, k, v):

@@ -436,3 +436,67 @@ a = any([0, "", 3]), any([]), all([1, "x"]), all([1, 0]), all([])
 )");
   CHECK(r.repr("a") == "(True, False, True, False, True)");
 }
+
+// Expected values: what CPython 3.11 prints for the same script (diffusers' utils build their
+// switches from set algebra at import time).
+TEST_CASE("sets: operators, methods and subset comparisons follow Python") {
+  ScriptRun r(R"(
+a = {1, 2, 3}
+b = {3, 4}
+c = sorted(a | b), sorted(a & b), sorted(a - b), sorted(a ^ b)
+d = sorted(a.union(b, [9])), sorted(a.intersection([2, 3, 7])), sorted(a.difference((1,))), sorted(a.symmetric_difference([3, 5]))
+e = {1, 2} <= a, a <= a, {1, 2} < a, a < a, a >= {1}, a > a, {5} <= a
+f = {1}.issubset([1, 2]), a.issuperset([1, 2]), a.isdisjoint([7, 8]), a.isdisjoint(b)
+g = set(a)
+g.difference_update([1])
+g.intersection_update({2, 9})
+h = set(a)
+h.symmetric_difference_update({3, 4})
+k = set(["x"])
+k.remove("x")
+m = {"1", "ON"}.union({"AUTO"})
+n = len(set(["a", "b"]) - set(["b"])) > 0
+o = frozenset([1, 2]) | {3}
+p = a.copy()
+p.clear()
+)");
+  CHECK(r.repr("c") == "([1, 2, 3, 4], [3], [1, 2], [1, 2, 4])");
+  CHECK(r.repr("d") == "([1, 2, 3, 4, 9], [2, 3], [2, 3], [1, 2, 5])");
+  CHECK(r.repr("e") == "(True, True, True, False, True, False, False)");
+  CHECK(r.repr("f") == "(True, True, True, False)");
+  CHECK(r.repr("g") == "{2}");
+  CHECK(r.repr("h") == "{1, 2, 4}");
+  CHECK(r.repr("k") == "set()");
+  CHECK(r.repr("n") == "True");
+  CHECK(r.repr("o") == "{1, 2, 3}");
+  CHECK(r.repr("p") == "set()");
+  CHECK(r.repr("a") == "{1, 2, 3}");
+}
+
+TEST_CASE("set.remove of a missing item raises KeyError, as in Python") {
+  ScriptRun r(R"(
+s = {1}
+try:
+    s.remove(2)
+    caught = False
+except KeyError:
+    caught = True
+)");
+  CHECK(r.repr("caught") == "True");
+}
+
+TEST_CASE("the environment is empty: os.getenv and os.environ.get give their defaults") {
+  ScriptRun r(R"(
+import os
+a = os.getenv("DIFFUSERS_ATTN_BACKEND", "native")
+b = os.getenv("SOME_FLAG")
+c = os.environ.get("USE_TORCH", "AUTO").upper()
+d = "HOME" in os.environ
+e = os.getenv("X", default="d")
+)");
+  CHECK(r.repr("a") == "'native'");
+  CHECK(r.repr("b") == "None");
+  CHECK(r.repr("c") == "'AUTO'");
+  CHECK(r.repr("d") == "False");
+  CHECK(r.repr("e") == "'d'");
+}

@@ -1127,3 +1127,27 @@ model = M()
       if (flow.tensors[t].parameter >= 0 && r.model.parameters[flow.tensors[t].parameter].name == "w") reading_w.push_back(op.kind);
   CHECK(reading_w == std::vector<ir::OpKind>{ir::OpKind::Permute});  // its result is read twice, by a sum too
 }
+
+TEST_CASE("nn.Module's own methods read from the class (diffusers' @wraps(torch.nn.Module.cuda))", "[real]") {
+  auto r = built(R"(
+import functools
+import torch
+import torch.nn as nn
+
+class Mixin(nn.Module):
+    @functools.wraps(torch.nn.Module.cuda)
+    def cuda(self, *args, **kwargs):
+        return nn.Module.cuda(self, *args, **kwargs)
+
+class M(Mixin):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+model = nn.Module.to(M().cuda(), "cpu")
+)");
+  INFO(unresolved(r));
+  REQUIRE(r.ok);
+  CHECK(r.model.unresolved.empty());
+  CHECK(shapes(r) == std::map<std::string, std::vector<int64_t>>{{"fc.weight", {4, 4}}, {"fc.bias", {4}}});
+}

@@ -1,4 +1,5 @@
 # shardlens' model of diffusers.models.activations (not the library itself): activation modules and gated projections.
+# shardlens: partial model (an installed diffusers has the whole module: it is read instead when on the search path)
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

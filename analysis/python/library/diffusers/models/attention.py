@@ -1,4 +1,5 @@
 # shardlens' model of diffusers.models.attention (not the library itself): the attention mixins and FeedForward.
+# shardlens: partial model (an installed diffusers has the whole module: it is read instead when on the search path)
 import torch.nn as nn
 
 from .activations import GEGLU, GELU, ApproximateGELU, LinearActivation, SwiGLU

@@ -7,9 +7,15 @@ import torch.nn.functional as F
 
 class AttentionBackendName(str, Enum):
     FLASH = "flash"
+    FLASH_HUB = "flash_hub"
     FLASH_VARLEN = "flash_varlen"
+    FLASH_VARLEN_HUB = "flash_varlen_hub"
+    FLASH_4_HUB = "flash_4_hub"
     _FLASH_3 = "_flash_3"
     _FLASH_VARLEN_3 = "_flash_varlen_3"
+    _FLASH_3_HUB = "_flash_3_hub"
+    _FLASH_3_VARLEN_HUB = "_flash_3_varlen_hub"
+    AITER_FA2_HUB = "aiter_fa2_hub"
     FLEX = "flex"
     NATIVE = "native"
     _NATIVE_CUDNN = "_native_cudnn"
@@ -19,6 +25,8 @@ class AttentionBackendName(str, Enum):
     _NATIVE_NPU = "_native_npu"
     _NATIVE_XLA = "_native_xla"
     SAGE = "sage"
+    SAGE_HUB = "sage_hub"
+    SAGE_VARLEN = "sage_varlen"
     XFORMERS = "xformers"
 
 

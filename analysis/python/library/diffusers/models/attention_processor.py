@@ -1,4 +1,5 @@
 # shardlens' model of diffusers.models.attention_processor (not the library itself): the classic Attention module and
+# shardlens: partial model (an installed diffusers has the whole module: it is read instead when on the search path)
 # the processors that run its forward.
 import torch
 import torch.nn.functional as F

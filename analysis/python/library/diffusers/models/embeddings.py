@@ -1,4 +1,5 @@
 # shardlens' model of diffusers.models.embeddings (not the library itself): timestep, label, patch and rotary embeddings.
+# shardlens: partial model (an installed diffusers has the whole module: it is read instead when on the search path)
 import math
 
 import torch

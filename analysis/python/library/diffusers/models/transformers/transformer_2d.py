@@ -1,4 +1,5 @@
 # shardlens' model of diffusers.models.transformers.transformer_2d (not the library itself): a placeholder.
+# shardlens: partial model (an installed diffusers has the whole module: it is read instead when on the search path)
 # Transformer2DModel is model code, not library core: put diffusers' own source on the search path to build it.
 
 
