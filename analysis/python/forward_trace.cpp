@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -153,6 +154,8 @@ IndexInput index_input_kind(const std::string& name) {
   if (name == "timestep" || name == "timesteps" || name == "t" || name == "sigma" || name == "sigmas" || name == "noise_level" ||
       name == "guidance")  // guidance-distilled DiTs (Flux): one guidance strength per sample
     return IndexInput::PerSample;
+  // A pooled text embedding (diffusers' pooled_projections): one vector per sample.
+  if (name.find("pooled") != std::string::npos) return IndexInput::PerSample;
   if (name == "class_labels" || name == "y") return IndexInput::LabelPerSample;
   return IndexInput::None;
 }
@@ -1828,12 +1831,213 @@ bool ForwardTracer::int_position_param(const FunctionObj& forward, const std::st
   return false;
 }
 
+namespace {
+
+// Whether a module's forward() dereferences parameter `name` where a None would raise, whatever
+// the other inputs: in a statement of its body that always runs (not inside an `if`'s branches or
+// a loop's body), before the body assigns the name, as the object of an attribute, a subscript or
+// an arithmetic operand, or handed to a submodule (`self.<attr>(...)`) that does so itself: a
+// built-in layer's input, or a parameter its own forward() needs by the same rule. A test against
+// None (`x is None`), `x or ...`, `x and ...`, a lambda or a comprehension, and only one branch of
+// a conditional expression do not count. diffusers' DiTs take every input with a None default
+// (`timestep: torch.LongTensor = None`) and dereference them unconditionally; Hugging Face's
+// optional masks and ids are tested against None first (or by their submodules).
+class RequiredScan {
+ public:
+  // `self`: the module whose forward() it is (null: a plain function); `module`: the Python module
+  // it was defined in, whose functions calls are looked up among (`globals`: null, not followed).
+  using Globals = std::function<const Scope*(const std::string& module)>;
+  RequiredScan(const std::string& name, const InstanceObj* self, const Globals* globals, std::string module, int depth = 0)
+      : name_(name), self_(self), globals_(globals), module_(std::move(module)), depth_(depth) {}
+
+  bool in(const Block& body) {
+    for (const auto& st : body) {
+      if (found_ || assigned_) break;
+      statement(*st);
+    }
+    return found_;
+  }
+
+ private:
+  bool is_name(const Expr* e) const { return e && e->kind == ExprKind::Name && e->name == name_; }
+
+  // Whether a statement binds the name anywhere inside (`if x is None: x = ...` gives it a value
+  // of its own: from there on, a None input is no longer what is dereferenced).
+  bool binds(const Block& block) const {
+    for (const auto& st : block) {
+      for (const auto& t : st->targets)
+        if (is_name(t.get()) || (t && t->kind == ExprKind::Tuple && std::any_of(t->items.begin(), t->items.end(), [&](const ExprPtr& i) {
+                                   return is_name(i.get());
+                                 })))
+          return true;
+      for (const auto& [context, target] : st->with_items)
+        if (is_name(target.get())) return true;
+      if (binds(st->body) || binds(st->orelse) || binds(st->finalbody)) return true;
+      for (const auto& h : st->handlers)
+        if (binds(h.body)) return true;
+    }
+    return false;
+  }
+
+  void statement(const Stmt& st) {
+    switch (st.kind) {
+      case StmtKind::If:
+      case StmtKind::While:  // the test runs; `x is None` in it is a check, not a use (expr)
+        expr(st.value.get());
+        assigned_ = binds(st.body) || binds(st.orelse);
+        return;
+      case StmtKind::For:
+        expr(st.value.get());
+        assigned_ = binds(st.body) || binds(st.orelse);
+        return;
+      case StmtKind::With:
+        for (const auto& [context, target] : st.with_items) expr(context.get());
+        in(st.body);
+        return;
+      case StmtKind::Try:
+        in(st.body);
+        assigned_ = assigned_ || binds(st.body) || binds(st.orelse) || binds(st.finalbody);
+        for (const auto& h : st.handlers) assigned_ = assigned_ || binds(h.body);
+        return;
+      case StmtKind::Assign:
+      case StmtKind::AnnAssign:
+      case StmtKind::AugAssign:
+        expr(st.value.get());
+        if (st.kind == StmtKind::AugAssign && is_name(st.targets.empty() ? nullptr : st.targets[0].get())) found_ = true;
+        for (const auto& t : st.targets) assigned_ = assigned_ || is_name(t.get());
+        return;
+      case StmtKind::Expr:
+      case StmtKind::Return:
+      case StmtKind::Assert:
+        expr(st.value.get());
+        return;
+      default:
+        return;
+    }
+  }
+
+  void expr(const Expr* e) {
+    if (!e || found_) return;
+    switch (e->kind) {
+      case ExprKind::Attribute:
+      case ExprKind::Subscript:
+        if (is_name(e->items.empty() ? nullptr : e->items[0].get())) found_ = true;
+        break;
+      case ExprKind::BinOp:
+        for (const auto& item : e->items)
+          if (is_name(item.get())) found_ = true;
+        break;
+      case ExprKind::Call: {
+        const Expr* callee = e->items.empty() ? nullptr : e->items[0].get();
+        const bool submodule = callee && callee->kind == ExprKind::Attribute && !callee->items.empty() && callee->items[0] &&
+                               callee->items[0]->kind == ExprKind::Name && callee->items[0]->name == "self";
+        const bool function = callee && callee->kind == ExprKind::Name;
+        if (submodule || function)
+          for (size_t i = 1; i < e->items.size() && !found_; ++i) {
+            const Expr* arg = e->items[i].get();
+            const bool keyword = arg && arg->kind == ExprKind::Keyword && !arg->items.empty();
+            if (!is_name(keyword ? arg->items[0].get() : arg)) continue;
+            const size_t position = keyword ? SIZE_MAX : i - 1;
+            const std::string by_name = keyword ? arg->name : std::string();
+            found_ = submodule ? submodule_needs(callee->name, position, by_name) : function_needs(callee->name, position, by_name);
+          }
+        break;
+      }
+      case ExprKind::Compare:
+        // `x is None` / `x is not None`: a check.
+        for (const auto& op : e->ops)
+          if (op == "is" || op == "is not") return;
+        break;
+      case ExprKind::BoolOp:
+        // `x or default`, `x and x.foo`: None is expected there.
+        return;
+      case ExprKind::IfExp:
+        // Only what both branches do counts; the test is a condition.
+        if (e->items.size() == 3) {
+          expr(e->items[1].get());
+          RequiredScan body(name_, self_, globals_, module_, depth_), orelse(name_, self_, globals_, module_, depth_);
+          body.expr(e->items[0].get());
+          orelse.expr(e->items[2].get());
+          found_ = found_ || (body.found_ && orelse.found_);
+        }
+        return;
+      case ExprKind::Lambda:
+      case ExprKind::ListComp:
+      case ExprKind::SetComp:
+      case ExprKind::GenExp:
+      case ExprKind::DictComp:
+        return;
+      default:
+        break;
+    }
+    for (const auto& item : e->items) expr(item.get());
+  }
+
+  // Whether submodule `attr` of the scanned module raises when handed None as its positional
+  // argument `position` (SIZE_MAX: the keyword argument `keyword`).
+  bool submodule_needs(const std::string& attr, size_t position, const std::string& keyword) const {
+    if (!self_ || !self_->module || depth_ >= kDepth) return false;
+    const InstanceObj* child = nullptr;
+    for (const auto& [key, module] : self_->module->modules)
+      if (key == attr) child = module.get();
+    if (!child || !child->cls) return false;
+    const Value* forward = child->cls->lookup("forward");
+    const auto* fn = forward ? forward->as<FunctionObj>() : nullptr;
+    if (!fn) return position == 0 || keyword == "input";  // a built-in layer's input
+    return callee_needs(unwrapped(*fn), child, 1, position, keyword);
+  }
+
+  // The same for a function of the module the scanned code is in (`get_timestep_embedding(t, ...)`).
+  bool function_needs(const std::string& name, size_t position, const std::string& keyword) const {
+    if (!globals_ || depth_ >= kDepth) return false;
+    const Scope* globals = (*globals_)(module_);
+    if (!globals) return false;
+    auto it = globals->vars.find(name);
+    if (it == globals->vars.end()) return false;
+    const auto* fn = it->second.as<FunctionObj>();
+    return fn && fn->def && callee_needs(unwrapped(*fn), nullptr, 0, position, keyword);
+  }
+
+  // Whether `fn` (its parameters from `first`: 1 skips self) needs the argument at `position`
+  // (or `keyword`) by this rule.
+  bool callee_needs(const FunctionObj& fn, const InstanceObj* self, size_t first, size_t position, const std::string& keyword) const {
+    const auto& def = *fn.def;
+    size_t index = 0;
+    for (size_t k = first; k < def.params.size(); ++k) {
+      const Param& p = def.params[k];
+      if (p.kind != ParamKind::Normal) {
+        if (p.kind == ParamKind::KeywordOnlyMarker || p.kind == ParamKind::VarArgs) index = SIZE_MAX;
+        continue;
+      }
+      if (position == SIZE_MAX ? p.name == keyword : index == position)
+        return RequiredScan(p.name, self, globals_, fn.module, depth_ + 1).in(def.body);
+      if (index != SIZE_MAX) ++index;
+    }
+    return false;
+  }
+
+  static constexpr int kDepth = 5;
+  const std::string& name_;
+  const InstanceObj* self_;
+  const Globals* globals_;
+  std::string module_;
+  int depth_;
+  bool found_ = false, assigned_ = false;
+};
+
+}  // namespace
+
 // forward()'s inputs, in order, each with whether it is passed by name: every required parameter,
-// then the optional ones (default None) named as main inputs; with neither, the first optional
+// then the optional ones (default None) named as main inputs or that forward() dereferences
+// unconditionally (RequiredScan); with neither, the first optional
 // parameter whose default is None. A wrapper made with functools.wraps is read through __wrapped__,
 // as inspect.signature does.
-std::vector<std::pair<std::string, bool>> ForwardTracer::forward_inputs(const FunctionObj& forward, bool with_index_inputs) {
+std::vector<std::pair<std::string, bool>> ForwardTracer::forward_inputs(const FunctionObj& forward, bool with_index_inputs,
+                                                                        const InstanceObj* self, const Interpreter* interp) {
   const FunctionObj* fn = &unwrapped(forward);
+  const RequiredScan::Globals globals = [interp](const std::string& module) -> const Scope* {
+    return interp ? interp->module_globals(module) : nullptr;
+  };
   std::vector<std::pair<std::string, bool>> chosen;
   std::string first_optional;
   bool first = true, optional_seen = false;
@@ -1852,7 +2056,9 @@ std::vector<std::pair<std::string, bool>> ForwardTracer::forward_inputs(const Fu
     optional_seen = true;
     if (p.default_value->kind != ExprKind::NoneLit) continue;
     if (first_optional.empty()) first_optional = p.name;
-    if (is_main_input_name(p.name) || (with_index_inputs && index_input_kind(p.name) != IndexInput::None)) chosen.emplace_back(p.name, true);
+    if (is_main_input_name(p.name) || (with_index_inputs && index_input_kind(p.name) != IndexInput::None) ||
+        RequiredScan(p.name, self, &globals, fn->module).in(fn->def->body))
+      chosen.emplace_back(p.name, true);
   }
   if (chosen.empty() && !first_optional.empty()) chosen.emplace_back(first_optional, true);
   return chosen;
@@ -1863,13 +2069,6 @@ namespace {
 // Methods model code requires to run before forward() (gpt-fast's Transformer.setup_caches(
 // max_batch_size, max_seq_length) allocates the caches its forward() asserts are there).
 const char* const kPreconditions[] = {"setup_caches", "setup_cache", "init_caches", "init_cache"};
-
-}  // namespace
-
-// A model whose forward() fails one of its own assertions on the workload (a serving limit its
-// loader left at 0, a sequence longer than it declares) is traced again past them: the plan covers
-// the whole forward and each failed assertion is a warning at its line.
-namespace {
 
 // A weight read transposed (`x @ self.weight.T`, `F.linear(x, w.t())`, Falcon's and GPT-NeoX's
 // linears): the contractions that read the transpose read the weight itself, with their letters
@@ -1940,6 +2139,9 @@ void fold_stored_transposes(ir::Dataflow& flow) {
 
 }  // namespace
 
+// A model whose forward() fails one of its own assertions on the workload (a serving limit its
+// loader left at 0, a sequence longer than it declares) is traced again past them: the plan covers
+// the whole forward and each failed assertion is a warning at its line.
 void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload) {
   past_assertions_ = false;
   trace_with_retries(root, workload);
@@ -1959,7 +2161,7 @@ void ForwardTracer::trace_with_retries(const std::shared_ptr<InstanceObj>& root,
   if (const Value* forward = root->cls->lookup("forward"); forward && forward->as<FunctionObj>()) {
     const std::string before = model_.dataflow.error;
     std::vector<std::string> chosen;
-    for (auto& name : forward_inputs(*forward->as<FunctionObj>(), with_index_inputs_)) chosen.push_back(name.first);
+    for (auto& name : forward_inputs(*forward->as<FunctionObj>(), with_index_inputs_, root.get(), &interp_)) chosen.push_back(name.first);
     for (auto& p : unwrapped(*forward->as<FunctionObj>()).def->params) {
       if (p.kind != ParamKind::Normal || !p.default_value || p.default_value->kind != ExprKind::NoneLit) continue;
       if (std::find(chosen.begin(), chosen.end(), p.name) != chosen.end()) continue;
@@ -2038,7 +2240,7 @@ void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const T
   }
   std::vector<Placeholder> inputs;
   packed_lengths_.clear();
-  auto chosen = forward_inputs(*fn, with_index_inputs_);
+  auto chosen = forward_inputs(*fn, with_index_inputs_, root.get(), &interp_);
   for (auto& n : named_by_error_) chosen.emplace_back(n, true);
   start_positions_.clear();
   for (auto& name : chosen) {

@@ -151,7 +151,10 @@ class ForwardTracer {
   };
   // forward()'s inputs: required parameters, and optional ones by their conventional names
   // (`with_index_inputs`: position indices too).
-  static std::vector<std::pair<std::string, bool>> forward_inputs(const FunctionObj& forward, bool with_index_inputs);
+  // `self`: the module whose forward() it is, `interp` the interpreter that built it (the
+  // submodules and functions it calls are looked into; either may be null).
+  static std::vector<std::pair<std::string, bool>> forward_inputs(const FunctionObj& forward, bool with_index_inputs,
+                                                                  const InstanceObj* self = nullptr, const Interpreter* interp = nullptr);
   bool with_index_inputs_ = false;
   bool past_assertions_ = false;  // assertion_failed() lets forward() go on
   // Optional parameters (default None) given as inputs because forward() raised naming them

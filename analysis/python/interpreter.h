@@ -82,6 +82,8 @@ class Interpreter {
                          std::vector<std::string> site_packages = {});
   // The modules imported from source so far (a change to any of their files invalidates the run).
   const std::vector<std::shared_ptr<const LoadedModule>>& loaded_modules() const { return loaded_; }
+  // The global scope of an imported module ("" or unknown: the script's).
+  Scope* module_globals(const std::string& module) const;
   // Runs top-level statements in order, as `python script.py` would with the given __name__.
   void run_module(const std::vector<std::shared_ptr<Unit>>& units, const std::string& module_name);
   // Evaluates an expression (e.g. --model) in the module's global scope.
@@ -228,7 +230,6 @@ class Interpreter {
   std::optional<Value> import_source(const std::string& qualname, const ir::Span& site, std::string& why);
   Flow exec_units(const std::vector<std::shared_ptr<Unit>>& units, const std::shared_ptr<Scope>& scope);
   Scope* globals_of(const Frame& frame) const { return frame.scope && frame.scope->globals ? frame.scope->globals : globals_.get(); }
-  Scope* module_globals(const std::string& module) const;
   std::vector<std::string> search_roots();
   Value unary(const std::string& op, const Value& v, const ir::Span& site);
   Value class_attribute(const std::shared_ptr<ClassObj>& cls, const Value* self, const std::string& name,

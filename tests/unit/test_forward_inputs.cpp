@@ -146,3 +146,61 @@ model = M()
   CHECK(r.model.dataflow.error.find("ValueError: inputs must be padded") != std::string::npos);
   CHECK(r.model.dataflow.error.find(":10:") != std::string::npos);
 }
+
+TEST_CASE("forward inputs: optional parameters forward() dereferences unconditionally are traced (diffusers' DiTs)", "[real]") {
+  auto r = traced(R"(
+import torch
+import torch.nn as nn
+
+class Embed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.t = nn.Linear(1, 32)
+        self.pooled = nn.Linear(16, 32)
+
+    def forward(self, timestep, pooled):
+        return self.t(timestep[:, None]) + self.pooled(pooled)
+
+class DiT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.x_embedder = nn.Linear(8, 32)
+        self.context_embedder = nn.Linear(24, 32)
+        self.time_embed = Embed()
+        self.guidance_embed = nn.Linear(1, 32)
+        self.out = nn.Linear(32, 8)
+
+    def forward(self, hidden_states: torch.Tensor, encoder_hidden_states: torch.Tensor = None,
+                pooled_projections: torch.Tensor = None, timestep: torch.LongTensor = None,
+                guidance: torch.Tensor = None, attention_mask: torch.Tensor = None,
+                joint_attention_kwargs=None, return_dict: bool = True):
+        hidden_states = self.x_embedder(hidden_states)
+        timestep = timestep.to(hidden_states.dtype) * 1000
+        if guidance is not None:
+            guidance = guidance.to(hidden_states.dtype) * 1000
+        temb = (self.time_embed(timestep, pooled_projections) if guidance is None
+                else self.time_embed(timestep, pooled_projections) + self.guidance_embed(guidance[:, None]))
+        encoder_hidden_states = self.context_embedder(encoder_hidden_states)
+        if attention_mask is not None:
+            encoder_hidden_states = encoder_hidden_states * attention_mask[..., None]
+        scale = (joint_attention_kwargs or {}).get("scale", 1.0)
+        h = hidden_states + temb[:, None, :] + encoder_hidden_states.mean(dim=1, keepdim=True) * scale
+        return self.out(h)
+
+model = DiT()
+)");
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.error.empty());
+  // hidden_states, then the four it dereferences whatever the others are: not guidance (tested
+  // against None first), nor the mask (only under `is not None`), nor the kwargs (`or {}`).
+  std::vector<std::string> names;
+  for (const auto& d : flow.input_descriptions) names.push_back(d.substr(0, d.find(':')));
+  CHECK(names == std::vector<std::string>{"hidden_states", "encoder_hidden_states", "pooled_projections", "timestep"});
+  CHECK(count_ops(flow, ir::OpKind::Unknown) == 0);
+  // The pooled text embedding is one vector per sample (its Linear reads it through a submodule).
+  REQUIRE(flow.inputs.size() == 4);
+  CHECK(flow.tensors[flow.inputs[2]].shape == std::vector<int64_t>{1, 16});
+  CHECK(flow.tensors[flow.inputs[3]].shape == std::vector<int64_t>{1});
+}
