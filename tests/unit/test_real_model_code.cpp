@@ -1151,3 +1151,57 @@ model = nn.Module.to(M().cuda(), "cpu")
   CHECK(r.model.unresolved.empty());
   CHECK(shapes(r) == std::map<std::string, std::vector<int64_t>>{{"fc.weight", {4, 4}}, {"fc.bias", {4}}});
 }
+
+TEST_CASE("transformers v5 idioms in the library models: rope_parameters folded from rope_theta, per layer type; decorator options", "[real]") {
+  auto r = built(R"(
+import torch
+import torch.nn as nn
+from transformers.configuration_utils import PretrainedConfig
+from transformers.modeling_utils import PreTrainedModel
+from transformers.modeling_rope_utils import dynamic_rope_update
+from transformers.utils.generic import check_model_inputs
+
+class V5Config(PretrainedConfig):
+    model_type = "v5"
+
+    def __init__(self, hidden_size=16, layer_types=None, rope_parameters=None, **kwargs):
+        self.hidden_size = hidden_size
+        self.layer_types = layer_types
+        self.rope_parameters = rope_parameters
+        super().__init__(**kwargs)
+
+class Rotary(nn.Module):
+    def __init__(self, theta):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (theta ** (torch.arange(0, 8, 2).float() / 8)), persistent=False)
+
+    @dynamic_rope_update
+    def forward(self, x, position_ids, layer_type=None):
+        return self.inv_freq[None, :, None] * position_ids[:, None, :].float()
+
+class V5Model(PreTrainedModel):
+    config_class = V5Config
+
+    def __init__(self, config):
+        super().__init__(config)
+        one = config.rope_parameters
+        both = V5Config(layer_types=["full", "sliding"], rope_parameters={"full": {"rope_theta": 3.0}, "sliding": {"rope_theta": 5.0}})
+        # the widths record what the config made of its rope parameters
+        self.global_theta = nn.Linear(1, int(one["rope_theta"]) // 100000, bias=False)
+        self.default_type = nn.Linear(1, 7 if one["rope_type"] == "default" else 1, bias=False)
+        self.per_type = nn.Linear(1, int(both.rope_parameters["full"]["rope_theta"] * both.rope_parameters["sliding"]["rope_theta"]), bias=False)
+        self.rotary = Rotary(one["rope_theta"])
+        self.post_init()
+
+    @check_model_inputs(tie_last_hidden_states=False)
+    def forward(self, x, position_ids=None):
+        return self.global_theta(x)
+
+model = V5Model(V5Config(rope_theta=500000.0))
+)");
+  INFO(unresolved(r));
+  REQUIRE(r.ok);
+  CHECK(r.model.unresolved.empty());
+  CHECK(shapes(r) == std::map<std::string, std::vector<int64_t>>{
+                         {"global_theta.weight", {5, 1}}, {"default_type.weight", {7, 1}}, {"per_type.weight", {15, 1}}});
+}

@@ -76,9 +76,60 @@ class PretrainedConfig:
         self._commit_hash = kwargs.pop("_commit_hash", None)
         self._attn_implementation_internal = kwargs.pop("attn_implementation", None)
         self.transformers_version = kwargs.pop("transformers_version", None)
+        # Newer configs (transformers v5) set `rope_parameters` before calling this: the legacy
+        # rope_theta / rope_scaling / partial_rotary_factor keywords are folded into it, per layer
+        # type where the config has several.
+        if hasattr(self, "rope_parameters"):
+            kwargs = self.convert_rope_params_to_dict(**kwargs)
         # every other keyword becomes an attribute, as in the real class
         for key, value in kwargs.items():
             setattr(self, key, value)
+
+    default_theta = 10000.0
+
+    def convert_rope_params_to_dict(self, ignore_keys_at_rope_validation=None, **kwargs):
+        rope_scaling = kwargs.pop("rope_scaling", None)
+        self.rope_parameters = rope_scaling or self.rope_parameters
+        self.rope_parameters = self.rope_parameters if self.rope_parameters is not None else {}
+        self.rope_parameters.setdefault("rope_theta", kwargs.pop("rope_theta", self.default_theta))
+        if "partial_rotary_factor" in kwargs:
+            self.rope_parameters.setdefault("partial_rotary_factor", kwargs["partial_rotary_factor"])
+        self.standardize_rope_params()
+        return kwargs
+
+    def validate_rope(self, ignore_keys=None):
+        """Checks the RoPE parameters and warns: no model structure depends on it."""
+        return None
+
+    def standardize_rope_params(self):
+        rope_theta = getattr(self, "rope_theta", None)
+        partial_rotary_factor = getattr(self, "partial_rotary_factor", None)
+        rope_parameters = getattr(self, "rope_parameters", None) or {}
+        layer_types = getattr(self, "layer_types", None)
+        if not (rope_parameters or rope_theta):
+            return
+        if layer_types is None or rope_parameters == {} or not set(rope_parameters.keys()).issubset(layer_types):
+            # one set of parameters for every layer
+            rope_parameters.setdefault("rope_type", rope_parameters.get("type", "default"))
+            rope_parameters.setdefault("rope_theta", rope_theta)
+            if partial_rotary_factor is not None:
+                rope_parameters["partial_rotary_factor"] = partial_rotary_factor
+            if rope_parameters["rope_type"] in ["llama3", "yarn", "longrope"]:
+                if hasattr(self, "original_max_position_embeddings"):
+                    rope_parameters["original_max_position_embeddings"] = self.original_max_position_embeddings
+                else:
+                    rope_parameters.setdefault("original_max_position_embeddings", self.max_position_embeddings)
+        else:
+            # one set per layer type (Gemma 3: full and sliding attention)
+            for layer_type in set(layer_types):
+                params = rope_parameters.get(layer_type)
+                if params is None:
+                    continue
+                params.setdefault("rope_type", params.get("type", "default"))
+                params.setdefault("rope_theta", rope_theta)
+                if partial_rotary_factor is not None:
+                    params["partial_rotary_factor"] = partial_rotary_factor
+        self.rope_parameters = rope_parameters
 
     @property
     def name_or_path(self):

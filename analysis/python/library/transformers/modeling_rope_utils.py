@@ -145,8 +145,8 @@ def dynamic_rope_update(rope_forward):
     RoPE when the sequence grows past the trained length: values change, shapes do not, so it calls through."""
 
     @functools.wraps(rope_forward)
-    def wrapper(self, x, position_ids):
-        return rope_forward(self, x, position_ids)
+    def wrapper(self, x, position_ids, *args, **kwargs):  # newer versions also pass the layer type
+        return rope_forward(self, x, position_ids, *args, **kwargs)
 
     return wrapper
 

@@ -52,8 +52,12 @@ def can_return_tuple(func):
     return wrapper
 
 
-def check_model_inputs(func):
-    """The base model's forward: use_cache defaults to the config's, outputs become a tuple on return_dict=False."""
+def check_model_inputs(func=None, **options):
+    """The base model's forward: use_cache defaults to the config's, outputs become a tuple on return_dict=False.
+    Newer versions also take options (`@check_model_inputs(tie_last_hidden_states=False)`): they change only
+    which hidden states are recorded, so they are accepted and ignored here."""
+    if func is None:
+        return lambda f: check_model_inputs(f)
 
     @functools.wraps(func)
     def wrapper(self, *args, **kwargs):
