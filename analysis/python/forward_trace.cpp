@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "ir/contract_equations.h"
 #include "ir/split.h"
@@ -1882,14 +1883,33 @@ class RequiredScan {
   void statement(const Stmt& st) {
     switch (st.kind) {
       case StmtKind::If:
+        // A branch on the module's own settings (`if self.norm_type == "ada_norm_zero":`) is
+        // decided: the branch taken always runs.
+        expr(st.value.get());
+        if (std::optional<bool> taken = decided(st.value.get()); taken && !found_) in(*taken ? st.body : st.orelse);
+        assigned_ = assigned_ || binds(st.body) || binds(st.orelse);
+        return;
       case StmtKind::While:  // the test runs; `x is None` in it is a check, not a use (expr)
         expr(st.value.get());
         assigned_ = binds(st.body) || binds(st.orelse);
         return;
-      case StmtKind::For:
+      case StmtKind::For: {
         expr(st.value.get());
-        assigned_ = binds(st.body) || binds(st.orelse);
+        // A loop over a non-empty list of submodules (`for block in self.blocks:`, `enumerate(...)`,
+        // `self.layers[:n]`) runs its body; a call of the loop variable calls the first of them.
+        const InstanceObj* first = first_listed_module(st.value.get());
+        const Expr* target = st.targets.empty() ? nullptr : st.targets[0].get();
+        if (target && target->kind == ExprKind::Tuple && !target->items.empty()) target = target->items.back().get();
+        if (first && target && target->kind == ExprKind::Name && target->name != name_ && !found_) {
+          auto saved = std::make_pair(loop_var_, loop_module_);
+          loop_var_ = target->name;
+          loop_module_ = first;
+          in(st.body);
+          std::tie(loop_var_, loop_module_) = saved;
+        }
+        assigned_ = assigned_ || binds(st.body) || binds(st.orelse);
         return;
+      }
       case StmtKind::With:
         for (const auto& [context, target] : st.with_items) expr(context.get());
         in(st.body);
@@ -1931,15 +1951,18 @@ class RequiredScan {
         const Expr* callee = e->items.empty() ? nullptr : e->items[0].get();
         const bool submodule = callee && callee->kind == ExprKind::Attribute && !callee->items.empty() && callee->items[0] &&
                                callee->items[0]->kind == ExprKind::Name && callee->items[0]->name == "self";
-        const bool function = callee && callee->kind == ExprKind::Name;
-        if (submodule || function)
+        const bool loop_module = callee && callee->kind == ExprKind::Name && loop_module_ && callee->name == loop_var_;
+        const bool function = callee && callee->kind == ExprKind::Name && !loop_module;
+        if (submodule || function || loop_module)
           for (size_t i = 1; i < e->items.size() && !found_; ++i) {
             const Expr* arg = e->items[i].get();
             const bool keyword = arg && arg->kind == ExprKind::Keyword && !arg->items.empty();
             if (!is_name(keyword ? arg->items[0].get() : arg)) continue;
             const size_t position = keyword ? SIZE_MAX : i - 1;
             const std::string by_name = keyword ? arg->name : std::string();
-            found_ = submodule ? submodule_needs(callee->name, position, by_name) : function_needs(callee->name, position, by_name);
+            found_ = submodule     ? module_needs(child_of(self_, callee->name), position, by_name)
+                     : loop_module ? module_needs(loop_module_, position, by_name)
+                                   : function_needs(callee->name, position, by_name);
           }
         break;
       }
@@ -1973,14 +1996,95 @@ class RequiredScan {
     for (const auto& item : e->items) expr(item.get());
   }
 
-  // Whether submodule `attr` of the scanned module raises when handed None as its positional
-  // argument `position` (SIZE_MAX: the keyword argument `keyword`).
-  bool submodule_needs(const std::string& attr, size_t position, const std::string& keyword) const {
-    if (!self_ || !self_->module || depth_ >= kDepth) return false;
-    const InstanceObj* child = nullptr;
-    for (const auto& [key, module] : self_->module->modules)
-      if (key == attr) child = module.get();
-    if (!child || !child->cls) return false;
+  // The value of a test that reads only the module's own plain attributes and literals (a str, int,
+  // bool or None): `self.a == "x"`, `self.a != 3`, `self.a in ("x", "y")`, `self.a is None`,
+  // `self.flag`, `not ...`, and `and` / `or` where one such operand decides; nullopt otherwise.
+  std::optional<bool> decided(const Expr* e) const {
+    if (!e || !self_) return std::nullopt;
+    auto attribute = [&](const Expr* a) -> const Value* {
+      if (!a || a->kind != ExprKind::Attribute || a->items.empty() || !a->items[0] || a->items[0]->kind != ExprKind::Name ||
+          a->items[0]->name != "self")
+        return nullptr;
+      const Value* v = self_->dict ? self_->dict->find_str(a->name) : nullptr;
+      return v && (v->is_str() || v->is_int() || v->kind == Value::Kind::Bool || v->is_none()) ? v : nullptr;
+    };
+    auto literal = [](const Expr* l) -> std::optional<Value> {
+      if (!l) return std::nullopt;
+      if (l->kind == ExprKind::Str) return Value::str(l->name);
+      if (l->kind == ExprKind::Int) return Value::integer(l->int_value);
+      if (l->kind == ExprKind::Bool) return Value::boolean(l->int_value != 0);
+      if (l->kind == ExprKind::NoneLit) return Value::none();
+      return std::nullopt;
+    };
+    auto same = [](const Value& a, const Value& b) {
+      if (a.is_none() || b.is_none()) return a.is_none() && b.is_none();
+      if (a.is_str() || b.is_str()) return a.is_str() && b.is_str() && a.s == b.s;
+      return !a.is_str() && !b.is_str() && a.as_int() == b.as_int();
+    };
+    if (e->kind == ExprKind::UnaryOp && e->name == "not" && !e->items.empty())
+      if (auto inner = decided(e->items[0].get())) return !*inner;
+    // `a and b` is false when one operand is (`torch.is_grad_enabled() and self.gradient_checkpointing`),
+    // `a or b` true when one is.
+    if (e->kind == ExprKind::BoolOp) {
+      const bool conjunction = e->name == "and";
+      for (const auto& item : e->items)
+        if (auto v = decided(item.get()); v && *v != conjunction) return !conjunction;
+      return std::nullopt;
+    }
+    if (const Value* v = attribute(e)) return v->is_str() ? !v->s.empty() : v->is_none() ? false : v->as_int() != 0;
+    if (e->kind != ExprKind::Compare || e->items.size() != 2 || e->ops.size() != 1) return std::nullopt;
+    // `self.emb is not None` on a submodule slot: set unless the module holds None there.
+    if (const Expr* a = e->items[0].get(); a && a->kind == ExprKind::Attribute && !a->items.empty() && a->items[0] &&
+        a->items[0]->kind == ExprKind::Name && a->items[0]->name == "self" && e->items[1] &&
+        e->items[1]->kind == ExprKind::NoneLit && (e->ops[0] == "is" || e->ops[0] == "is not") && self_->module)
+      for (const auto& [key, module] : self_->module->modules)
+        if (key == a->name) return (module == nullptr) == (e->ops[0] == "is");
+    const Value* v = attribute(e->items[0].get());
+    if (!v) return std::nullopt;
+    const std::string& op = e->ops[0];
+    if (op == "in" || op == "not in") {
+      const Expr* list = e->items[1].get();
+      if (!list || (list->kind != ExprKind::Tuple && list->kind != ExprKind::List && list->kind != ExprKind::Set)) return std::nullopt;
+      bool found = false;
+      for (const auto& item : list->items) {
+        auto l = literal(item.get());
+        if (!l) return std::nullopt;
+        found = found || same(*v, *l);
+      }
+      return op == "in" ? found : !found;
+    }
+    auto l = literal(e->items[1].get());
+    if (!l) return std::nullopt;
+    if (op == "==" || op == "is") return same(*v, *l);
+    if (op == "!=" || op == "is not") return !same(*v, *l);
+    return std::nullopt;
+  }
+
+  static const InstanceObj* child_of(const InstanceObj* parent, const std::string& attr) {
+    if (!parent || !parent->module) return nullptr;
+    for (const auto& [key, module] : parent->module->modules)
+      if (key == attr) return module.get();
+    return nullptr;
+  }
+
+  // The first module of a list of submodules the loop runs over (null: not such a loop).
+  const InstanceObj* first_listed_module(const Expr* e) const {
+    if (e && e->kind == ExprKind::Call && e->items.size() == 2 && e->items[0] && e->items[0]->kind == ExprKind::Name &&
+        e->items[0]->name == "enumerate")
+      e = e->items[1].get();
+    if (e && e->kind == ExprKind::Subscript && !e->items.empty()) e = e->items[0].get();
+    if (!e || e->kind != ExprKind::Attribute || e->items.empty() || !e->items[0] || e->items[0]->kind != ExprKind::Name ||
+        e->items[0]->name != "self")
+      return nullptr;
+    const InstanceObj* list = child_of(self_, e->name);
+    if (!list || !list->module || list->module->modules.empty()) return nullptr;
+    return list->module->modules.front().second.get();
+  }
+
+  // Whether a submodule (`child`) raises when handed None as its positional argument `position`
+  // (SIZE_MAX: the keyword argument `keyword`).
+  bool module_needs(const InstanceObj* child, size_t position, const std::string& keyword) const {
+    if (!child || !child->cls || depth_ >= kDepth) return false;
     const Value* forward = child->cls->lookup("forward");
     const auto* fn = forward ? forward->as<FunctionObj>() : nullptr;
     if (!fn) return position == 0 || keyword == "input";  // a built-in layer's input
@@ -2016,9 +2120,11 @@ class RequiredScan {
     return false;
   }
 
-  static constexpr int kDepth = 5;
+  static constexpr int kDepth = 8;
   const std::string& name_;
   const InstanceObj* self_;
+  std::string loop_var_;                      // the loop variable of the enclosing submodule loop
+  const InstanceObj* loop_module_ = nullptr;  // and the first module it runs over
   const Globals* globals_;
   std::string module_;
   int depth_;

@@ -204,3 +204,71 @@ model = DiT()
   CHECK(flow.tensors[flow.inputs[2]].shape == std::vector<int64_t>{1, 16});
   CHECK(flow.tensors[flow.inputs[3]].shape == std::vector<int64_t>{1});
 }
+
+TEST_CASE("forward inputs: a required input reached through a loop over blocks and a branch on the block's own settings (diffusers' DiT)", "[real]") {
+  auto r = traced(R"(
+import torch
+import torch.nn as nn
+
+class TimeEmbed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(1, 32)
+
+    def forward(self, t):
+        return self.lin(t[:, None])
+
+class Norm(nn.Module):
+    def __init__(self, with_embedding):
+        super().__init__()
+        self.emb = TimeEmbed() if with_embedding else None
+        self.norm = nn.LayerNorm(32)
+
+    def forward(self, x, timestep=None):
+        if self.emb is not None:
+            x = x + self.emb(timestep)[:, None, :]
+        return self.norm(x)
+
+class Block(nn.Module):
+    def __init__(self, norm_type):
+        super().__init__()
+        self.norm_type = norm_type
+        self.gradient_checkpointing = False
+        self.norm1 = Norm(norm_type == "ada_norm_zero")
+        self.ff = nn.Linear(32, 32)
+
+    def forward(self, hidden_states, timestep=None, class_labels=None):
+        if self.norm_type == "layer_norm":
+            h = self.norm1(hidden_states)
+        elif self.norm_type == "ada_norm_zero":
+            h = self.norm1(hidden_states, timestep)
+        else:
+            h = hidden_states
+        return hidden_states + self.ff(h)
+
+class DiT(nn.Module):
+    def __init__(self, norm_type):
+        super().__init__()
+        self.gradient_checkpointing = False
+        self.proj = nn.Linear(8, 32)
+        self.blocks = nn.ModuleList([Block(norm_type) for _ in range(2)])
+
+    def forward(self, hidden_states, timestep=None, class_labels=None):
+        hidden_states = self.proj(hidden_states)
+        for block in self.blocks:
+            if torch.is_grad_enabled() and self.gradient_checkpointing:
+                hidden_states = torch.utils.checkpoint.checkpoint(block, hidden_states, timestep)
+            else:
+                hidden_states = block(hidden_states, timestep=timestep, class_labels=class_labels)
+        return hidden_states
+
+model = DiT("ada_norm_zero")
+plain = DiT("layer_norm")
+)");
+  REQUIRE(r.ok);
+  INFO(r.model.dataflow.error);
+  CHECK(r.model.dataflow.error.empty());
+  std::vector<std::string> names;
+  for (const auto& d : r.model.dataflow.input_descriptions) names.push_back(d.substr(0, d.find(':')));
+  CHECK(names == std::vector<std::string>{"hidden_states", "timestep"});  // class_labels is never dereferenced
+}
