@@ -1206,3 +1206,23 @@ model = V5Model(V5Config(rope_theta=500000.0))
   CHECK(shapes(r) == std::map<std::string, std::vector<int64_t>>{
                          {"global_theta.weight", {5, 1}}, {"default_type.weight", {7, 1}}, {"per_type.weight", {15, 1}}});
 }
+
+TEST_CASE("diffusers' legacy mixins (Transformer2DModel's bases) are modelled: the config is registered", "[real]") {
+  auto r = built(R"(
+import torch.nn as nn
+from diffusers.configuration_utils import LegacyConfigMixin, register_to_config
+from diffusers.models.modeling_utils import LegacyModelMixin
+
+class Legacy(LegacyModelMixin, LegacyConfigMixin):
+    @register_to_config
+    def __init__(self, in_channels: int = 4, inner_dim: int = 32):
+        super().__init__()
+        self.proj_in = nn.Linear(self.config.in_channels, self.config.inner_dim)
+
+model = Legacy(in_channels=8)
+)");
+  INFO(unresolved(r));
+  REQUIRE(r.ok);
+  CHECK(r.model.unresolved.empty());
+  CHECK(shapes(r) == std::map<std::string, std::vector<int64_t>>{{"proj_in.weight", {32, 8}}, {"proj_in.bias", {32}}});
+}

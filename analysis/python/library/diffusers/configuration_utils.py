@@ -135,3 +135,7 @@ class ConfigMixin:
 
     def to_json_string(self):
         return json.dumps(dict(self._internal_dict), indent=2, sort_keys=True) + "\n"
+
+
+class LegacyConfigMixin(ConfigMixin):
+    """The config side of legacy classes (Transformer2DModel): the real one maps them on from_config."""

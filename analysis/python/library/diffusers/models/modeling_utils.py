@@ -70,3 +70,7 @@ class ModelMixin(torch.nn.Module, ModelQueries):
 
     def save_pretrained(self, save_directory, **kwargs):
         raise NotImplementedError("shardlens' model of diffusers does not write files")
+
+
+class LegacyModelMixin(ModelMixin):
+    """The base of legacy classes (Transformer2DModel): the real one maps them to newer classes on loading."""
