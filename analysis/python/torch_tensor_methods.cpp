@@ -335,6 +335,11 @@ Value tensor_method(Interpreter& in, const std::string& name, const Value& self,
     if (shape->empty()) return tensor_like(in, *t, std::vector<int64_t>{1}, site);
     start = norm_dim(start, shape->size());
     end = norm_dim(end, shape->size());
+    const int64_t rank = static_cast<int64_t>(shape->size());
+    if (start < 0 || end < 0 || start >= rank || end >= rank)
+      return in.raise("IndexError", "Dimension out of range (expected to be in range of [" + std::to_string(-rank) + ", " +
+                                        std::to_string(rank - 1) + "])", site);
+    if (start > end) return in.raise("RuntimeError", "flatten() has invalid args: start_dim cannot come after end_dim", site);
     std::vector<int64_t> s(shape->begin(), shape->begin() + start);
     int64_t merged = 1;
     for (int64_t i = start; i <= end; ++i) merged *= (*shape)[i];

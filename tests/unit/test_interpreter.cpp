@@ -500,3 +500,24 @@ e = os.getenv("X", default="d")
   CHECK(r.repr("d") == "False");
   CHECK(r.repr("e") == "'d'");
 }
+
+TEST_CASE("flatten with a dim out of range raises IndexError, as PyTorch does (it crashed the analysis)") {
+  ScriptRun r(R"(
+import torch
+x = torch.zeros(2, 3)
+try:
+    x.flatten(2)
+    a = "no error"
+except IndexError:
+    a = "IndexError"
+try:
+    x.flatten(1, 0)
+    b = "no error"
+except RuntimeError:
+    b = "RuntimeError"
+c = tuple(torch.zeros(2, 3, 4).flatten(1).shape)
+)");
+  CHECK(r.repr("a") == "'IndexError'");
+  CHECK(r.repr("b") == "'RuntimeError'");
+  CHECK(r.repr("c") == "(2, 12)");
+}
