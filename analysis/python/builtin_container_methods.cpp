@@ -236,11 +236,14 @@ void install_container_methods(Interpreter& in) {
     return dflt;
   });
   dict_method("copy", [](Interpreter& in, const Value& self, Args&, const ir::Span&) { return shallow_copy(in, self); });
-  dict_method("clear", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
-    self.as<DictObj>()->entries.clear();
-    self.as<DictObj>()->index.clear();
+  // A dict's or a set's items gone (both are DictObjs; as<DictObj>() sees dicts only).
+  auto clear_items = [](Interpreter&, const Value& self, Args&, const ir::Span&) {
+    auto* d = static_cast<DictObj*>(self.obj.get());
+    d->entries.clear();
+    d->index.clear();
     return Value::none();
-  });
+  };
+  dict_method("clear", clear_items);
   auto set_add = [](Interpreter&, const Value& self, Args& a, const ir::Span&) {
     static_cast<DictObj*>(self.obj.get())->set(a.positional.empty() ? Value() : a.positional[0], Value::none());
     return Value::none();
@@ -281,19 +284,17 @@ void install_container_methods(Interpreter& in) {
     const char* name = m.name;
     std::string o = m.op;
     const bool update = m.update;
-    in.define_method("set", name, [o, update, as_set](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
-      Value result = self;
-      if (a.positional.empty()) result = set_algebra("|", static_cast<const DictObj&>(*self.obj), DictObj(true));  // a copy
+    in.define_method("set", name, [o, update, as_set, clear_items](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {
+      Value result = a.positional.empty() ? shallow_copy(in, self) : self;
       for (auto& other : a.positional) {
         auto s = as_set(in, other, site);
         if (!s) return in.unknown("set." + o + " with an argument that could not be evaluated", site);
         result = set_algebra(o, static_cast<const DictObj&>(*result.obj), static_cast<const DictObj&>(*s->obj));
       }
       if (!update) return result;
-      auto* target = static_cast<DictObj*>(self.obj.get());
-      target->entries.clear();
-      target->index.clear();
-      for (auto& kv : static_cast<const DictObj&>(*result.obj).entries) target->set(kv.first, Value::none());
+      Args none;
+      clear_items(in, self, none, site);
+      for (auto& kv : static_cast<const DictObj&>(*result.obj).entries) static_cast<DictObj*>(self.obj.get())->set(kv.first, Value::none());
       return Value::none();
     });
   }
@@ -323,11 +324,7 @@ void install_container_methods(Interpreter& in) {
     return item;
   });
   in.define_method("set", "copy", [](Interpreter& in, const Value& self, Args&, const ir::Span&) { return shallow_copy(in, self); });
-  in.define_method("set", "clear", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
-    static_cast<DictObj*>(self.obj.get())->entries.clear();
-    static_cast<DictObj*>(self.obj.get())->index.clear();
-    return Value::none();
-  });
+  in.define_method("set", "clear", clear_items);
   in.define_method("float", "is_integer", [](Interpreter&, const Value& self, Args&, const ir::Span&) {
     return Value::boolean(std::floor(self.f) == self.f);
   });
