@@ -41,6 +41,7 @@ bench: build
 	@$(BUILD)/shardlens_bench_analysis --loader tests/workspaces/hf_style_llama/load_model.py
 	@if [ -f ../corpus/hf_llama/load_model.py ]; then $(BUILD)/shardlens_bench_analysis --loader ../corpus/hf_llama/load_model.py; \
 	 else echo "(no ../corpus/hf_llama: build the corpus, ../shared/corpus/README.md, for the transformers Llama loader's figures)"; fi
+	@bash bench/pipeline_bench.sh $(BUILD)/shardlens
 	@$(BUILD)/shardlens_bench_mlir
 	@bash bench/lsp/run.sh --server $(BUILD)/shardlens
 

@@ -203,6 +203,7 @@ json toml_value(const std::string& text) {
 json read_pyproject_settings(const std::string& toml_text, std::vector<std::string>& problems) {
   json out = json::object();
   bool in_table = false;
+  json* entry = nullptr;  // the [[tool.shardlens.pipeline]] entry being read
   std::string pending_key, pending_value;  // a multi-line array
   size_t start = 0;
   int line_number = 0;
@@ -223,9 +224,15 @@ json read_pyproject_settings(const std::string& toml_text, std::vector<std::stri
       std::string header = line;
       header.erase(std::remove(header.begin(), header.end(), ' '), header.end());
       in_table = header == "[tool.shardlens]";
+      entry = nullptr;
+      if (header == "[[tool.shardlens.pipeline]]") {
+        if (!out["pipeline"].is_array()) out["pipeline"] = json::array();
+        out["pipeline"].push_back(json::object());
+        entry = &out["pipeline"].back();
+      }
       continue;
     }
-    if (!in_table) continue;
+    if (!in_table && !entry) continue;
     auto eq = line.find('=');
     if (eq == std::string::npos) {
       problems.push_back("pyproject.toml line " + std::to_string(line_number) + ": expected key = value");
@@ -243,7 +250,7 @@ json read_pyproject_settings(const std::string& toml_text, std::vector<std::stri
       problems.push_back("pyproject.toml line " + std::to_string(line_number) + ": cannot read the value of " + key);
       continue;
     }
-    out[key] = v;
+    (entry ? *entry : out)[key] = v;
   }
   return out;
 }

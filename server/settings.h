@@ -25,7 +25,8 @@ struct Settings : session::Settings {
 };
 
 // `[tool.shardlens]` of a pyproject.toml as a JSON object (the subset of TOML settings use:
-// strings, integers, booleans, arrays of those). Empty object when the table is absent.
+// strings, integers, booleans, arrays of those). Empty object when the table is absent. Each
+// `[[tool.shardlens.pipeline]]` table is an object of the array "pipeline" (cli/pipeline.h).
 nlohmann::json read_pyproject_settings(const std::string& toml_text, std::vector<std::string>& problems);
 
 // The nearest pyproject.toml at or above `directory` but not above the workspace folder that

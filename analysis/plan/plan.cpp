@@ -958,7 +958,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     MeshPlan mp;
     mp.mesh = mesh;
     Context base = planner.base_context(mesh, static_cast<size_t>(&mesh - options.meshes.data()));
-    if (!preferred->empty()) {
+    if (!preferred->empty() && !options.meshes_independent) {
       base.preferred_params = preferred;
       base.preferred_hash = preferred_hash;
       base.preference_us = kPreferenceUsPerParameter;
@@ -1252,6 +1252,33 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     if (options.second_thread && options.meshes.size() > 1) tails.submit(std::move(describe));
     else describe();
     phase("describe meshes");
+    // What stops attention from being split over this shape's model axis at all (whatever mode
+    // the rows took): heads that do not divide the columns, or key / value heads that neither
+    // divide them nor are divided by them (Megatron's GQA rule, SHARDING.md §7).
+    if (mesh.cols > 1) {
+      std::set<std::string> blocked;
+      for (const int i : sized_ops) {
+        const auto& op = flow.ops[static_cast<size_t>(i)];
+        if (op.kind != OpKind::Attention && op.kind != OpKind::Softmax) continue;
+        const int q = op.inputs[0];
+        for (size_t d = 0; d < prep->roles[q].size(); ++d) {
+          if (prep->roles[q][d] != Role::Heads) continue;
+          const int64_t heads = flow.tensors[q].shape[d];
+          if (heads % mesh.cols != 0)
+            blocked.insert(std::to_string(heads) + " attention heads (" + module_pattern(model.modules[op.module].name) +
+                           ") do not divide the model axis (" + std::to_string(mesh.cols) + ")");
+        }
+        if (op.kind != OpKind::Attention) continue;
+        const int pr = prep->producer[op.inputs[1]];
+        if (pr < 0 || flow.ops[pr].kind != OpKind::Repeat) continue;
+        const int hd = flow.ops[pr].dims.empty() ? 1 : flow.ops[pr].dims[0];
+        const int64_t kv = flow.tensors[flow.ops[pr].inputs[0]].shape[hd];
+        if (kv > 0 && kv % mesh.cols != 0 && mesh.cols % kv != 0)
+          blocked.insert(std::to_string(kv) + " key/value heads (" + module_pattern(model.modules[op.module].name) +
+                         ") neither divide the model axis (" + std::to_string(mesh.cols) + ") nor are divided by it");
+      }
+      result.meshes[at].blockers.assign(blocked.begin(), blocked.end());
+    }
     // Divisibility diagnostics against this mesh's model axis.
     // The degree tensor parallelism uses on this mesh: the columns, or all devices in 2-D mode.
     const int n = tp_degree;
@@ -1385,7 +1412,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
   tails.finish();
   phase("describe meshes");
   // One layout for every mesh when possible.
-  if (result.meshes.size() > 1) {
+  if (result.meshes.size() > 1 && !options.meshes_independent) {
     size_t differing = 0;
     std::vector<std::string> examples;  // a few, as patterns
     const auto& first = result.meshes.front().parameters;

@@ -42,6 +42,9 @@ struct PlanOptions {
   // form plus "segments:DIM:K": a decoder's prefill takes its decode plan's weight layouts there.
   std::vector<std::map<std::string, std::string>> pinned_parameters_per_mesh;
   bool alternatives = true;
+  // true: each mesh is planned on its own, as a pipeline's candidate shapes are compared (no
+  // preference for the first mesh's layouts, no note on whether one layout holds on every mesh).
+  bool meshes_independent = false;
   // false: plan on the calling thread only. A second thread prepares large models and lists the
   // chosen plans of a multi-mesh request while the search goes on; the results are the same.
   bool second_thread = true;
@@ -260,6 +263,9 @@ struct MeshPlan {
   std::vector<ComponentPlan> components;
   std::vector<std::string> notes;
   bool memory_fallback = false;
+  // Why the model cannot run under this mesh shape as a tensor-parallel model (attention heads that
+  // do not divide the model axis); a pipeline's shape choice reads them (plan/pipeline.h).
+  std::vector<std::string> blockers;
 };
 
 struct PlanResult {

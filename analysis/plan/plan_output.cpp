@@ -66,6 +66,7 @@ nlohmann::json to_json(const PlanResult& r, const ir::ModelIR& model, const Plan
     m["axes"] = {"batch", "model"};
     m["mode"] = mp.mode;
     m["memory_fallback"] = mp.memory_fallback;
+    if (!mp.blockers.empty()) m["blockers"] = mp.blockers;
     m["parameters"] = nlohmann::json::array();
     for (const ParameterLayout p : mp.parameters) {
       nlohmann::json spec = nullptr;

@@ -1,0 +1,245 @@
+#include "pipeline.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "plan/model_kind.h"
+#include "plan/pipeline.h"
+#include "plan/plan_output.h"
+#include "session/plan_choices.h"
+#include "settings.h"
+
+namespace shardlens::cli {
+
+bool read_pipeline_entries(const std::string& command, const std::string& toml_path, std::vector<PipelineEntry>& out) {
+  auto text = read_input(command, toml_path);
+  if (!text) return false;
+  std::vector<std::string> problems;
+  nlohmann::json settings = server::read_pyproject_settings(*text, problems);
+  for (auto& p : problems) std::fprintf(stderr, "%s: %s: %s\n", command.c_str(), toml_path.c_str(), p.c_str());
+  auto it = settings.find("pipeline");
+  if (it == settings.end() || !it->is_array() || it->empty()) {
+    std::fprintf(stderr, "%s: %s declares no pipeline (one [[tool.shardlens.pipeline]] table per model, each with file = \"...\")\n",
+                 command.c_str(), toml_path.c_str());
+    return false;
+  }
+  const std::filesystem::path folder = std::filesystem::path(toml_path).parent_path();
+  for (size_t i = 0; i < it->size(); ++i) {
+    const auto& e = (*it)[i];
+    auto bad = [&](const std::string& why) {
+      std::fprintf(stderr, "%s: %s: pipeline entry %zu: %s\n", command.c_str(), toml_path.c_str(), i + 1, why.c_str());
+      return false;
+    };
+    PipelineEntry entry;
+    if (!e.contains("file") || !e["file"].is_string()) return bad("needs file = \"path/to/model.py\"");
+    entry.file = (folder / e["file"].get<std::string>()).lexically_normal().string();
+    auto string_of = [&](const char* key, std::string& field) {
+      if (!e.contains(key)) return true;
+      if (!e[key].is_string()) return bad(std::string(key) + " must be a string");
+      field = e[key].get<std::string>();
+      return true;
+    };
+    auto positive_of = [&](const char* key, int64_t& field) {
+      if (!e.contains(key)) return true;
+      if (!e[key].is_number_integer() || e[key].get<int64_t>() <= 0) return bad(std::string(key) + " must be a positive integer");
+      field = e[key].get<int64_t>();
+      return true;
+    };
+    int64_t runs = 0;
+    if (!string_of("model", entry.model) || !string_of("phase", entry.phase) || !positive_of("runs", runs) ||
+        !positive_of("seq", entry.seq) || !positive_of("batch", entry.batch))
+      return false;
+    if (!entry.phase.empty() && entry.phase != "prefill" && entry.phase != "decode") return bad("phase must be prefill or decode");
+    entry.runs = static_cast<int>(runs);
+    out.push_back(std::move(entry));
+  }
+  return true;
+}
+
+namespace {
+
+// Forwards per request when the user gives none: a diffusion transformer denoises the latent once
+// per step (diffusers' StableDiffusionPipeline and WanPipeline default to num_inference_steps=50);
+// every other model runs once.
+int default_runs(plan::ModelKind kind, std::string& why) {
+  if (kind == plan::ModelKind::DiffusionTransformer) {
+    why = "50 denoising steps (diffusers' StableDiffusionPipeline and WanPipeline default num_inference_steps=50; --runs N to change)";
+    return 50;
+  }
+  why = "one forward per request (--runs N to change)";
+  return 1;
+}
+
+// `result` and `options` reduced to one mesh (and the diagnostics raised for it or for all).
+void keep_one_mesh(plan::PlanResult& result, plan::PlanOptions& options, size_t mesh) {
+  const std::string shape = result.meshes[mesh].mesh.shape_string();
+  plan::MeshPlan kept = std::move(result.meshes[mesh]);
+  result.meshes.clear();
+  result.meshes.push_back(std::move(kept));
+  options.meshes = {options.meshes[mesh]};
+  if (options.pinned_parameters_per_mesh.size() > mesh)
+    options.pinned_parameters_per_mesh = {options.pinned_parameters_per_mesh[mesh]};
+  std::vector<plan::Diagnostic> diagnostics;
+  for (auto& d : result.diagnostics)
+    if (d.mesh.empty() || d.mesh == shape) diagnostics.push_back(std::move(d));
+  result.diagnostics = std::move(diagnostics);
+}
+
+}  // namespace
+
+int run_pipeline(const std::string& command, std::vector<PipelineEntry> entries, const PlanningArgs& planning, int devices,
+                 const std::string& format) {
+  // The candidates: the shapes of --devices N, else the meshes given, else a T3K's 8 chips.
+  std::vector<plan::Mesh> shapes;
+  if (devices > 0) shapes = plan::candidate_shapes(devices);
+  else if (!planning.options.meshes.empty()) shapes = planning.options.meshes;
+  else shapes = plan::candidate_shapes(8);
+  for (size_t i = 0; i < shapes.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (shapes[j].shape_string() == shapes[i].shape_string()) {
+        std::fprintf(stderr, "%s: mesh %s is given twice\n", command.c_str(), shapes[i].shape_string().c_str());
+        return 2;
+      }
+  std::vector<std::unique_ptr<PlannedScript>> planned;  // each model's plans keep pointers into its model
+  std::vector<plan::PipelineModel> models;
+  int failed = 0;
+  for (auto& entry : entries) {
+    PlanningArgs p = planning;
+    if (!entry.model.empty()) p.model_expr = entry.model;
+    p.options.meshes = shapes;
+    p.options.meshes_independent = true;
+    if (!entry.phase.empty()) {
+      session::apply_choice(p.options, session::PlanChoice::Phase, entry.phase);
+      p.phase_given = true;
+    }
+    if (entry.seq > 0) {
+      p.options.workload.seq = entry.seq;
+      p.seq_given = true;
+    }
+    if (entry.batch > 0) p.options.workload.batch = entry.batch;
+    finish_planning_args(p);
+    auto script = std::make_unique<PlannedScript>();
+    plan::PipelineModel m;
+    m.file = entry.file;
+    if (plan_script(command, entry.file, p, *script) != 0) {
+      ++failed;
+      m.name = "?";
+      for (auto& s : shapes) m.shapes.push_back({s, false, 0, 0, 0, "the model could not be planned"});
+      script.reset();
+    } else {
+      m.name = script->source.model.modules.empty() ? "?" : script->source.model.modules[0].class_name;
+      m.runs = entry.runs > 0 ? entry.runs : default_runs(script->workload.kind.kind, m.runs_why);
+      if (entry.runs > 0) m.runs_why = "given";
+      for (size_t s = 0; s < shapes.size(); ++s) {
+        const plan::MeshPlan& mp = script->result.meshes[s];
+        plan::PipelineShapeFigures f;
+        f.mesh = shapes[s];
+        f.planned = !mp.parameters.empty() || script->source.model.parameters.empty();
+        f.est_time_us = mp.totals.est_time_us;
+        f.per_request_us = mp.totals.est_time_us * m.runs;
+        f.collectives = mp.totals.collectives;
+        f.blocker = f.planned ? plan::shape_blocker(mp, script->result.diagnostics) : "no layout satisfies the constraints";
+        m.shapes.push_back(std::move(f));
+      }
+    }
+    models.push_back(std::move(m));
+    planned.push_back(std::move(script));
+  }
+  const plan::PipelineChoice choice = plan::choose_pipeline_shape(models);
+  if (choice.shape < 0) {
+    std::fprintf(stderr, "%s: %s\n", command.c_str(), choice.why.c_str());
+    return 1;
+  }
+  const plan::Mesh& chosen = shapes[static_cast<size_t>(choice.shape)];
+  for (auto& script : planned)
+    if (script) keep_one_mesh(script->result, script->options, static_cast<size_t>(choice.shape));
+
+  if (format == "json") {
+    nlohmann::json table = nlohmann::json::array();
+    for (auto& m : models)
+      for (auto& f : m.shapes)
+        table.push_back({{"file", m.file},
+                         {"model", m.name},
+                         {"shape", {f.mesh.rows, f.mesh.cols}},
+                         {"runs", m.runs},
+                         {"est_time_us", f.est_time_us},
+                         {"per_request_us", f.per_request_us},
+                         {"collectives", f.collectives},
+                         {"feasible", f.feasible()},
+                         {"why", f.feasible() ? "" : f.blocker}});
+    nlohmann::json candidates = nlohmann::json::array();
+    for (auto& s : shapes) candidates.push_back({s.rows, s.cols});
+    nlohmann::json out;
+    out["pipeline"] = {{"devices", shapes.front().devices()},
+                       {"candidates", candidates},
+                       {"shape", {chosen.rows, chosen.cols}},
+                       {"slowest", models[static_cast<size_t>(choice.slowest)].file},
+                       {"best_for_slowest", {shapes[static_cast<size_t>(choice.best_for_slowest)].rows,
+                                             shapes[static_cast<size_t>(choice.best_for_slowest)].cols}},
+                       {"fallback", choice.fallback},
+                       {"every_model_runs", choice.every_model_runs},
+                       {"why", choice.why},
+                       {"table", table}};
+    out["models"] = nlohmann::json::array();
+    for (size_t i = 0; i < models.size(); ++i) {
+      nlohmann::json j;
+      if (planned[i]) {
+        j = plan::to_json(planned[i]->result, planned[i]->source.model, planned[i]->options);
+        describe_workload(planned[i]->workload, j);
+      } else {
+        j["error"] = "the model could not be planned";
+      }
+      j["file"] = models[i].file;
+      j["runs"] = models[i].runs;
+      j["runs_why"] = models[i].runs_why;
+      out["models"].push_back(std::move(j));
+    }
+    std::cout << out.dump(2) << "\n";
+    return failed ? 1 : 0;
+  }
+  // Text: models x shapes, the choice, then each model's plan on the chosen shape.
+  std::ostringstream os;
+  os << "pipeline: " << models.size() << " model" << (models.size() == 1 ? "" : "s") << " on " << shapes.front().devices()
+     << " devices; candidate shapes";
+  for (auto& s : shapes) os << " " << s.shape_string();
+  os << " (time per request = estimate per forward x forwards per request)\n";
+  size_t width = 5;
+  std::vector<std::string> labels;
+  for (auto& m : models) {
+    labels.push_back(m.file + " " + m.name + " x" + std::to_string(m.runs));
+    width = std::max(width, labels.back().size());
+  }
+  auto pad = [](std::string s, size_t w) { return s.size() < w ? s + std::string(w - s.size(), ' ') : s + " "; };
+  os << "  " << pad("model", width + 2);
+  for (auto& s : shapes) os << pad(s.shape_string() + (&s == &chosen ? " (chosen)" : ""), 16);
+  os << "\n";
+  std::vector<std::string> footnotes;
+  for (size_t i = 0; i < models.size(); ++i) {
+    os << "  " << pad(labels[i], width + 2);
+    for (auto& f : models[i].shapes) {
+      std::string cell = f.planned ? plan::format_us(f.per_request_us) : "-";
+      if (!f.feasible()) {
+        footnotes.push_back(models[i].file + " on " + f.mesh.shape_string() + ": " + f.blocker);
+        cell += " [" + std::to_string(footnotes.size()) + "]";
+      }
+      os << pad(cell, 16);
+    }
+    os << "\n";
+  }
+  for (size_t k = 0; k < footnotes.size(); ++k) os << "  [" << k + 1 << "] cannot run: " << footnotes[k] << "\n";
+  for (auto& m : models)
+    if (m.runs != 1 && m.runs_why != "given") os << "  " << m.file << ": " << m.runs_why << "\n";
+  os << "shape: " << chosen.shape_string() << (choice.fallback ? " (fallback)" : "") << " — " << choice.why << "\n";
+  std::cout << os.str();
+  for (size_t i = 0; i < models.size(); ++i) {
+    if (!planned[i]) continue;
+    std::cout << "\n== " << models[i].file << " on " << chosen.shape_string() << " ==\n" << workload_line(planned[i]->workload)
+              << plan::to_text(planned[i]->result, planned[i]->source.model, planned[i]->options);
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace shardlens::cli
