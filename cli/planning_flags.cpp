@@ -213,6 +213,12 @@ void plan_with_decode_weights(const std::string& command, const std::string& fil
   if (!decode.ok || decode.meshes.size() != out.options.meshes.size()) return;
   plan::PlanOptions shared = out.options;
   shared.pinned_parameters_per_mesh.assign(shared.meshes.size(), {});
+  // Where the rows put the weights (experts spread over them, a split over both axes) is part of
+  // their layout: prefill keeps that mode.
+  shared.rows_mode_per_mesh.assign(shared.meshes.size(), "");
+  for (size_t m = 0; m < decode.meshes.size(); ++m)
+    if (decode.meshes[m].mode.rfind("expert parallel over", 0) == 0 || decode.meshes[m].mode.rfind("2-D tensor parallel", 0) == 0)
+      shared.rows_mode_per_mesh[m] = decode.meshes[m].mode;
   for (size_t m = 0; m < decode.meshes.size(); ++m)
     for (const plan::ParameterLayout layout : decode.meshes[m].parameters)
       if (std::string pin = layout_pin(layout); !pin.empty()) shared.pinned_parameters_per_mesh[m][std::string(layout.name)] = pin;

@@ -1,6 +1,7 @@
 #include "emit/frameworks.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -461,8 +462,29 @@ std::string colossalai_block(const ir::ModelIR& model, const plan::MeshPlan& pla
            " != 0: ColossalAI pads the vocabulary (make_vocab_size_divisible_by) before splitting it\n";
   else
     check("vocab", vocab, "divisibility-vocab", "vocab-parallel embedding and LM head");
+  // Pipeline parallelism as the plan costed it: chosen when the mesh's mode is a pipeline, else
+  // written as the rejected alternative it was, with its figures, so that switching is one edit.
+  const plan::Alternative* pipeline = nullptr;
+  for (auto& a : plan.alternatives)
+    if (a.stages > 0 && a.feasible) pipeline = &a;
+  const bool pipelined = plan.mode.find("pipeline") != std::string::npos && plan.pipeline.stages > 0;
+  const plan::Alternative* stages = pipelined ? &plan.pipeline : pipeline;
+  if (stages) {
+    std::string layers;
+    for (size_t i = 0; i < stages->blocks_per_stage.size(); ++i) layers += (i ? ", " : "") + std::to_string(stages->blocks_per_stage[i]);
+    char bubble[32];
+    std::snprintf(bubble, sizeof bubble, "%.0f%%", 100 * stages->bubble_fraction);
+    out += "\n# Pipeline parallelism" + std::string(pipelined ? " (chosen)" : " (costed, not chosen: " + stages->why_rejected + ")") + ":\n";
+    out += "# " + std::to_string(stages->stages) + " stages, " + std::to_string(stages->microbatches) + " microbatches, bubble " + bubble +
+           " of the step; stages:\n";
+    for (size_t i = 0; i < stages->stage_spans.size(); ++i) out += "#   stage " + std::to_string(i) + ": " + stages->stage_spans[i] + "\n";
+    out += "PP_SIZE = " + std::to_string(stages->stages) + "\nNUM_MICROBATCHES = " + std::to_string(stages->microbatches) +
+           "\nLAYERS_PER_STAGE = [" + layers + "]  # the model's repeated blocks per stage\n";
+  }
   out += "\nplugin = HybridParallelPlugin(\n";
-  out += "    tp_size=TP_SIZE,\n    pp_size=1,\n";
+  out += "    tp_size=TP_SIZE,\n";
+  if (pipelined) out += "    pp_size=PP_SIZE,\n    num_microbatches=NUM_MICROBATCHES,\n    layers_per_stage=LAYERS_PER_STAGE,\n";
+  else out += std::string("    pp_size=1,") + (stages ? "  # PP_SIZE, num_microbatches=NUM_MICROBATCHES, layers_per_stage=LAYERS_PER_STAGE to pipeline\n" : "\n");
   if (sequence) {
     out += "    enable_sequence_parallelism=True,  # the plan reduce-scatters activations onto sequence shards\n";
     out += "    sequence_parallelism_mode=\"split_gather\",\n";

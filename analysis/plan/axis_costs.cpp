@@ -24,6 +24,8 @@ uint64_t Context::hash() const {
   mix(std::hash<double>()(ccl_penalty_us));
   mix(unpinned_replicated);
   mix(static_cast<uint64_t>(rows) * 7 + static_cast<uint64_t>(row_topology));
+  mix(static_cast<uint64_t>(expert_rows) * 13 + 5);
+  mix(static_cast<uint64_t>(sequence_rows) * 17 + 3);
   mix(preferred_hash);
   mix(std::hash<double>()(preference_us));
   mix(std::hash<double>()(replication_us));
@@ -67,6 +69,11 @@ double collective_us(const Context& ctx, Ccl kind, double bytes) {
     default:
       return ccl_time_us(*ctx.hw, kind, cols, ctx.topology, bytes) + ccl_time_us(*ctx.hw, kind, ctx.rows, ctx.row_topology, bytes);
   }
+}
+
+double rows_collective_us(const Context& ctx, Ccl kind, double bytes) {
+  const double t = ccl_time_us(*ctx.hw, kind, std::max(ctx.expert_rows, ctx.sequence_rows), ctx.row_topology, bytes);
+  return kind == Ccl::AllToAll ? t * kAllToAllLoweringFactor : t;
 }
 
 // Gathering a channel-sharded image activation hangs in today's compiler (tt-mlir #8462, VAE

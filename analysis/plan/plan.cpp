@@ -10,6 +10,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -70,6 +71,35 @@ const std::string kOutput = "output";
 // over 84–94% of line rate on lines and 66–83% on rings, and Wormhole rings run 1.5–1.8× a line
 // where the model says 2×; ±10% of the bandwidth term is the spread those fits leave.
 constexpr double kEstimateErrorBand = 0.10;
+// The rows' modes that give them a parallelism of their own (issue 37, item 3).
+const char* const kExpertRowsMode = "expert parallel over 'batch' rows, tensor parallel on 'model'";
+const char* const kSequenceRowsMode = "sequence parallel over 'batch' rows, tensor parallel on 'model'";
+
+// Why the sequence cannot be split over the rows as the planner models it ("" when it can): the
+// sequence must divide them, and every op that mixes positions must be attention the planner
+// sees (scaled_dot_product_attention, which gathers keys and values): a hand-written QKᵀ (two
+// activations multiplied) or a convolution inside the network (a halo exchange tt-mlir cannot
+// lower, #8216) would need more. A patchifying convolution on the model's input is a stem, not
+// a mixer.
+std::string sequence_rows_obstacle(const ir::ModelIR& model, const ir::Dataflow& flow, const Prepared& prep, int rows, const Workload& w) {
+  if (w.seq % rows != 0) return "the sequence (" + std::to_string(w.seq) + ") does not divide the " + std::to_string(rows) + " rows";
+  bool attention = false;
+  for (const auto& op : flow.ops) {
+    attention |= op.kind == OpKind::Attention;
+    if (op.kind != OpKind::Contract || op.inputs.size() < 2) continue;
+    if (op.is_convolution()) {
+      if (prep.producer[op.inputs[0]] >= 0)
+        return "a convolution inside the network (" + module_pattern(model.modules[static_cast<size_t>(std::max(0, op.module))].name) +
+               ") would need its neighbours' rows (a halo exchange; tt-mlir #8216)";
+      continue;
+    }
+    if (!prep.stored[op.inputs[0]] && !prep.stored[op.inputs[1]] && prep.producer[op.inputs[0]] >= 0 && prep.producer[op.inputs[1]] >= 0)
+      return "a product of two activations (" + module_pattern(model.modules[static_cast<size_t>(std::max(0, op.module))].name) +
+             ", hand-written attention) would need the other rows' keys, which only scaled_dot_product_attention is modelled to gather";
+  }
+  if (!attention) return "no attention to split the sequence for";
+  return "";
+}
 
 // The strategy families compared on the model axis (each a filter of the search's strategy tags).
 struct StrategyFamily {
@@ -836,7 +866,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         if (it == index.end()) {
           Collective c;
           c.kind = e.kind;
-          c.axis = chosen.axes.size() > 1 ? "batch,model" : "model";
+          c.axis = e.rows_axis ? "batch" : chosen.axes.size() > 1 ? "batch,model" : "model";
           c.bytes = e.bytes;
           c.time_us = e.time_us;
           c.at = at;
@@ -949,6 +979,169 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       mp.components.push_back(cp);
     }
   };
+  // Pipeline parallelism (issue 37, item 2; SHARDING.md §3): contiguous stages of the root's
+  // items over the rows, tensor parallel inside each stage over the columns, or on one axis over
+  // its devices, one device per stage; the workload's batch flows through as microbatches. A
+  // stage's time is its items' time for one microbatch (the axis solved with 1/m of the
+  // activations, as data parallel rows are); activations cross each boundary point-to-point,
+  // costed as a 2-device gather of the same α-β fits; GPipe's schedule takes (m + p - 1) stage
+  // steps, so (p - 1) / (m + p - 1) of the step is bubble.
+  auto pipeline_alternative = [&](const Mesh& mesh, const Context& base) -> std::optional<Alternative> {
+    const bool over_rows = mesh.rows > 1;
+    const int p = over_rows ? mesh.rows : mesh.cols;
+    if (p < 2 || root.items.empty()) return std::nullopt;
+    // The units stages are cut from: the root's items, a call that runs a stack of blocks (three or
+    // more calls of one body: a LlamaModel holding its layers, not a layer's two norms) opened into
+    // its own items, so that stages end between blocks.
+    std::vector<int> units;
+    std::function<void(int, int)> open = [&](int body, int depth) {
+      for (const int item : prep->bodies[static_cast<size_t>(body)].items) {
+        const int callee = flow.ops[static_cast<size_t>(item)].kind == OpKind::Call ? prep->body_of_op[static_cast<size_t>(item)] : -1;
+        bool repeats = false;
+        if (callee >= 0 && depth < 4) {
+          std::map<uint64_t, int> seen;
+          for (const int inner : prep->bodies[static_cast<size_t>(callee)].items)
+            if (flow.ops[static_cast<size_t>(inner)].kind == OpKind::Call && prep->body_of_op[static_cast<size_t>(inner)] >= 0)
+              repeats |= ++seen[prep->bodies[static_cast<size_t>(prep->body_of_op[static_cast<size_t>(inner)])].signature] >= 3;
+        }
+        if (repeats) open(callee, depth + 1);
+        else units.push_back(item);
+      }
+    };
+    open(root_body, 0);
+    std::vector<int> unit_of_op(flow.ops.size(), -1);
+    for (size_t u = 0; u < units.size(); ++u)
+      std::fill(unit_of_op.begin() + units[u], unit_of_op.begin() + end_of(units[u]), static_cast<int>(u));
+    Alternative a;
+    a.name = over_rows ? "pipeline parallel (" + std::to_string(p) + " stages over the 'batch' rows, tensor parallel inside each stage)"
+                       : "pipeline parallel (" + std::to_string(p) + " stages over the devices of 'model', one device each)";
+    a.stages = p;
+    const size_t k = units.size();
+    if (k < static_cast<size_t>(p)) {
+      a.feasible = false;
+      a.why_rejected = "the model has " + std::to_string(k) + " components to cut between: too few for " + std::to_string(p) + " stages";
+      return a;
+    }
+    const int64_t batch = std::max<int64_t>(1, options.workload.batch);
+    std::vector<int64_t> microbatch_counts;
+    for (int64_t m = batch; m >= 1 && microbatch_counts.size() < 4; --m)
+      if (batch % m == 0) microbatch_counts.push_back(m);
+    bool have = false;
+    for (const int64_t m : microbatch_counts) {
+      Context c = base;
+      if (!over_rows) {
+        // One device per stage: nothing is split inside it, whatever other meshes pinned.
+        c.n = 1;
+        c.topology = Topology::Line;
+        c.pinned_params.clear();
+        c.pinned_outputs.clear();
+        c.preferred_params.reset();
+        c.preferred_hash = 0;
+        c.preference_us = 0;
+        c.tensor_required.reset();
+        c.tensor_required_hash = 0;
+        c.replication_us = 0;
+      }
+      c.activation_scale = 1.0 / static_cast<double>(m);
+      Solved s = planner.run(a.name, c, {"model"});
+      if (!s.feasible) continue;
+      planner.expand(s);
+      const Evaluation ev = evaluate(*prep, s.ctx, s.sol);
+      std::vector<double> item_us(k, 0), item_ccl_us(k, 0);
+      for (size_t pos = 0; pos < k; ++pos)
+        for (int op = units[pos]; op < end_of(units[pos]); ++op) item_us[pos] += ev.op_compute_us[static_cast<size_t>(op)];
+      for (const auto& e : ev.events) {
+        const size_t pos = e.op >= 0 && unit_of_op[static_cast<size_t>(e.op)] >= 0 ? static_cast<size_t>(unit_of_op[static_cast<size_t>(e.op)]) : k - 1;
+        item_us[pos] += e.time_us;
+        item_ccl_us[pos] += e.time_us;
+      }
+      // Contiguous stages with the smallest largest stage time (linear partition, exact).
+      std::vector<double> prefix(k + 1, 0);
+      for (size_t i = 0; i < k; ++i) prefix[i + 1] = prefix[i] + item_us[i];
+      const double inf = std::numeric_limits<double>::infinity();
+      std::vector<std::vector<double>> best(static_cast<size_t>(p) + 1, std::vector<double>(k + 1, inf));
+      std::vector<std::vector<size_t>> cut(static_cast<size_t>(p) + 1, std::vector<size_t>(k + 1, 0));
+      best[0][0] = 0;
+      for (size_t g = 1; g <= static_cast<size_t>(p); ++g)
+        for (size_t i = g; i <= k; ++i)
+          for (size_t j = g - 1; j < i; ++j) {
+            const double v = std::max(best[g - 1][j], prefix[i] - prefix[j]);
+            if (v < best[g][i]) {
+              best[g][i] = v;
+              cut[g][i] = j;
+            }
+          }
+      std::vector<size_t> starts(static_cast<size_t>(p));
+      for (size_t g = static_cast<size_t>(p), i = k; g >= 1; --g) {
+        starts[g - 1] = cut[g][i];
+        i = cut[g][i];
+      }
+      const double stage_us = best[static_cast<size_t>(p)][k];
+      double send_us = 0, send_bytes = 0, stage_ccl_us = 0;
+      for (size_t g = 0; g < starts.size(); ++g) {
+        const size_t end = g + 1 < starts.size() ? starts[g + 1] : k;
+        double ccl = 0;
+        for (size_t i = starts[g]; i < end; ++i) ccl += item_ccl_us[i];
+        stage_ccl_us = std::max(stage_ccl_us, ccl);
+        if (g + 1 == starts.size()) continue;
+        const auto& outputs = flow.ops[static_cast<size_t>(units[end - 1])].outputs;
+        const double bytes = outputs.empty() ? 0 : tensor_bytes(*prep, outputs[0], c);
+        send_bytes += bytes;
+        send_us = std::max(send_us, ccl_time_us(hw, Ccl::AllGather, 2, Topology::Line, 2 * bytes));
+      }
+      const double steps = static_cast<double>(m + p - 1);
+      Totals t;
+      t.est_time_us = steps * (stage_us + send_us);
+      t.ccl_us = steps * (stage_ccl_us + send_us);
+      t.compute_us = t.est_time_us - t.ccl_us;
+      t.collectives = s.totals.collectives * static_cast<int>(m) + (p - 1) * static_cast<int>(m);
+      t.bytes = (s.totals.bytes + send_bytes) * static_cast<double>(m);
+      t.compute_parallel_fraction = s.totals.compute_parallel_fraction;
+      // Each stage keeps its own components' weights (about 1/p of them) and every microbatch's cache.
+      t.parameter_bytes_per_device = s.totals.parameter_bytes_per_device / p;
+      t.kv_cache_bytes_per_device = s.totals.kv_cache_bytes_per_device * static_cast<double>(m) / p;
+      t.memory_per_device_bytes = t.parameter_bytes_per_device + t.kv_cache_bytes_per_device;
+      if (have && t.est_time_us >= a.totals.est_time_us) continue;
+      have = true;
+      a.totals = t;
+      a.microbatches = static_cast<int>(m);
+      a.bubble_fraction = static_cast<double>(p - 1) / steps;
+      a.stage_spans.clear();
+      auto item_name = [&](size_t pos) {
+        const auto& op = flow.ops[static_cast<size_t>(units[pos])];
+        return op.module > 0 ? model.modules[static_cast<size_t>(op.module)].name : op.name;
+      };
+      // The blocks: the units that call the body most units call.
+      std::map<uint64_t, int> calls;
+      auto signature = [&](size_t pos) -> uint64_t {
+        const int callee = flow.ops[static_cast<size_t>(units[pos])].kind == OpKind::Call ? prep->body_of_op[static_cast<size_t>(units[pos])] : -1;
+        return callee >= 0 ? prep->bodies[static_cast<size_t>(callee)].signature : 0;
+      };
+      for (size_t pos = 0; pos < k; ++pos)
+        if (uint64_t sig = signature(pos)) ++calls[sig];
+      const uint64_t block = calls.empty() ? 0 : std::max_element(calls.begin(), calls.end(), [](auto& x, auto& y) { return x.second < y.second; })->first;
+      a.blocks_per_stage.clear();
+      for (size_t g = 0; g < starts.size(); ++g) {
+        const size_t end = g + 1 < starts.size() ? starts[g + 1] : k;
+        a.stage_spans.push_back(end - starts[g] == 1 ? item_name(starts[g]) : item_name(starts[g]) + " .. " + item_name(end - 1));
+        int blocks = 0;
+        for (size_t pos = starts[g]; pos < end; ++pos) blocks += block != 0 && signature(pos) == block;
+        a.blocks_per_stage.push_back(blocks);
+      }
+    }
+    if (!have) {
+      a.feasible = false;
+      a.why_rejected = "no layout satisfies the constraints inside a stage";
+      return a;
+    }
+    char bubble[64];
+    std::snprintf(bubble, sizeof bubble, "%.0f%%", 100 * a.bubble_fraction);
+    a.why_rejected = std::to_string(a.microbatches) + " microbatch" + (a.microbatches == 1 ? "" : "es") + " through " + std::to_string(p) +
+                     " stages leave " + bubble + " of the step idle (bubble (p-1)/(m+p-1), GPipe)";
+    if (a.microbatches == 1)
+      a.why_rejected += ": a batch of 1 is one microbatch, so each stage waits for the one before it and the stages never overlap";
+    return a;
+  };
   result.meshes.reserve(options.meshes.size());  // tails write into their mesh's slot
   MeshTails tails;  // after everything its tasks refer to: unwinding waits for them first
   for (const Mesh& mesh : options.meshes) {
@@ -977,11 +1170,51 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
                            std::to_string(mesh.rows) + " rows";
         modes.push_back(s);
       }
+      if (!experts_around.empty()) {
+        // Expert parallel over the rows, the columns split inside each expert as the search decides
+        // (SHARDING.md §7: "tensor-parallel inside each expert, or expert-parallel" — here both, one
+        // per axis). The rows hold their own share of the batch when it divides them (dispatch
+        // and combine all-to-all), else every row has every token (one all-reduce combines).
+        Context ep = base;
+        ep.expert_rows = mesh.rows;
+        ep.row_topology = mesh.row_topology;
+        if (options.workload.batch % mesh.rows == 0) ep.activation_scale = 1.0 / mesh.rows;
+        Solved s = planner.run(kExpertRowsMode, ep, {"model"});
+        if (!s.feasible) s.infeasible_why = "the experts of a list do not divide the " + std::to_string(mesh.rows) + " rows";
+        modes.push_back(std::move(s));
+      }
+      if (options.workload.phase == Phase::Prefill) {
+        // Sequence parallel over the rows, tensor parallel over the columns (the Wan 2.2 DiT's TP4 x
+        // SP on Galaxy, SHARDING.md §7): each row holds a consecutive piece of every sequence, and
+        // attention gathers the other rows' keys and values.
+        Solved s;
+        s.name = kSequenceRowsMode;
+        const std::string obstacle = sequence_rows_obstacle(model, flow, *prep, mesh.rows, options.workload);
+        if (obstacle.empty()) {
+          Context sp = base;
+          sp.sequence_rows = mesh.rows;
+          sp.row_topology = mesh.row_topology;
+          sp.activation_scale = 1.0 / mesh.rows;
+          s = planner.run(kSequenceRowsMode, sp, {"model"});
+        } else {
+          s.infeasible_why = obstacle;
+        }
+        modes.push_back(std::move(s));
+      }
       Context two = base;
       two.n = mesh.rows * mesh.cols;
       two.rows = mesh.rows;
       two.row_topology = mesh.row_topology;
       modes.push_back(planner.run("2-D tensor parallel over ('batch', 'model')", two, {"batch", "model"}));
+    }
+    const size_t mesh_index = static_cast<size_t>(&mesh - options.meshes.data());
+    if (mesh_index < options.rows_mode_per_mesh.size() && !options.rows_mode_per_mesh[mesh_index].empty()) {
+      const std::string& kept = options.rows_mode_per_mesh[mesh_index];
+      for (auto& m : modes)
+        if (m.name != kept && m.feasible) {
+          m.feasible = false;
+          m.infeasible_why = "the weights live as the decode plan's rows mode (" + kept + ") places them";
+        }
     }
     int best = -1;
     for (int i = 0; i < static_cast<int>(modes.size()); ++i)
@@ -1208,6 +1441,18 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       mp.notes.push_back(msg);
     }
     mp.mode = mesh.rows > 1 ? mode_name : "tensor / sequence / data choices on 'model'";
+    if (mode_name == kExpertRowsMode) {
+      int experts = 0;
+      for (const int i : sized_ops)
+        if (flow.ops[static_cast<size_t>(i)].kind == OpKind::Experts && !flow.ops[static_cast<size_t>(i)].sizes.empty())
+          experts = static_cast<int>(flow.ops[static_cast<size_t>(i)].sizes[0]);
+      if (experts > 0)
+        mp.notes.push_back("experts spread over the 'batch' rows: row r holds experts " + std::to_string(experts / mesh.rows) + "·r .. " +
+                           std::to_string(experts / mesh.rows) + "·r + " + std::to_string(experts / mesh.rows - 1) + " of each expert list (" +
+                           std::to_string(experts / mesh.rows) + " of " + std::to_string(experts) +
+                           " per row); the layouts listed split each expert over 'model'" +
+                           (options.workload.batch % mesh.rows == 0 ? "; each row takes its share of the batch (xs.mark_sharding(input, mesh, (\"batch\", None)))" : ""));
+    }
     if (mesh.rows > 1 && mode_name.rfind("data", 0) == 0)
       mp.notes.push_back("rows run data parallel: shard the inputs' batch dim over 'batch' (xs.mark_sharding(input, mesh, (\"batch\", None)))");
     if (options.alternatives) {
@@ -1229,6 +1474,13 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
           continue;
         a.why_rejected = rejection_reason(a.totals, chosen.totals, cand.excluded, fits_dram(a.totals), band_us, fastest);
         mp.alternatives.push_back(a);
+      }
+      if (auto pipeline = pipeline_alternative(mesh, base)) {
+        Alternative& a = *pipeline;
+        if (a.feasible) {
+          a.why_rejected = rejection_reason(a.totals, chosen.totals, "", fits_dram(a.totals), band_us, fastest) + "; " + a.why_rejected;
+        }
+        mp.alternatives.push_back(std::move(a));
       }
     }
     phase("alternatives");
@@ -1309,9 +1561,18 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       const int64_t degree = std::gcd(count, static_cast<int64_t>(n));
       char pct[32];
       std::snprintf(pct, sizeof pct, "%.2f%%", 100.0 * static_cast<double>(padded - count) / static_cast<double>(count));
+      // The shape of the same devices whose model axis it divides (issue 37, item 3: say what
+      // the alternative shape gives).
+      std::string shape;
+      const int devices = mesh.devices();
+      if (degree > 1 && devices % degree == 0)
+        shape = " (mesh " + std::to_string(devices / degree) + "x" + std::to_string(degree) + ": its 'model' axis of " + std::to_string(degree) +
+                " divides " + std::to_string(count) + "; its " + std::to_string(devices / degree) +
+                " rows run data, sequence or expert parallelism; shardlens plan --mesh " + std::to_string(devices / degree) + "x" + std::to_string(degree) +
+                ", or --devices " + std::to_string(devices) + " to compare every shape)";
       return "usual fixes: pad the " + what + " to " + std::to_string(padded) + " (+" + pct + " of its weights and compute, as tt-xla pads heads: tt-xla #4881, #5017); " +
              "keep it replicated (its weights and compute on every device); or split it over " + std::to_string(degree) +
-             (degree == 1 ? " device (no split)" : " devices") + " on a 2-D mesh and use the rest for data or sequence parallelism";
+             (degree == 1 ? " device (no split)" : " devices") + " on a 2-D mesh and use the rest for data or sequence parallelism" + shape;
     };
     for (const int i : sized_ops) {
       const auto& op = flow.ops[static_cast<size_t>(i)];

@@ -41,6 +41,10 @@ struct PlanOptions {
   // Per mesh (in `meshes`' order), parameter layouts fixed on that mesh only, in pinned_parameters'
   // form plus "segments:DIM:K": a decoder's prefill takes its decode plan's weight layouts there.
   std::vector<std::map<std::string, std::string>> pinned_parameters_per_mesh;
+  // Per mesh, the rows' mode the plan must use ("" or absent: the search chooses): a decoder's
+  // prefill keeps its decode plan's, when that mode decides where the weights live (experts spread
+  // over the rows, a split over both axes).
+  std::vector<std::string> rows_mode_per_mesh;
   bool alternatives = true;
   // true: each mesh is planned on its own, as a pipeline's candidate shapes are compared (no
   // preference for the first mesh's layouts, no note on whether one layout holds on every mesh).
@@ -226,6 +230,13 @@ struct Alternative {
   bool feasible = true;
   Totals totals;
   std::string why_rejected;
+  // Pipeline parallelism (name contains "pipeline"): contiguous stages of the model's top-level
+  // components, `microbatches` flowing through them; the bubble is the idle share of the step,
+  // (p-1)/(m+p-1) (GPipe; Narayanan et al. 2021). Stages list their first and last components.
+  int stages = 0, microbatches = 0;
+  double bubble_fraction = 0;
+  std::vector<std::string> stage_spans;
+  std::vector<int> blocks_per_stage;  // the repeated blocks (the model's layers) each stage runs
 };
 
 // One row of the per-component table: a module (repeated blocks folded) and what it costs.
@@ -266,6 +277,8 @@ struct MeshPlan {
   // Why the model cannot run under this mesh shape as a tensor-parallel model (attention heads that
   // do not divide the model axis); a pipeline's shape choice reads them (plan/pipeline.h).
   std::vector<std::string> blockers;
+  // When the mode is a pipeline (stages > 0): its stages, microbatches and bubble.
+  Alternative pipeline;
 };
 
 struct PlanResult {

@@ -118,6 +118,13 @@ nlohmann::json to_json(const PlanResult& r, const ir::ModelIR& model, const Plan
     for (auto& a : mp.alternatives) {
       nlohmann::json aj{{"name", a.name}, {"feasible", a.feasible}, {"why_rejected", a.why_rejected}};
       aj["totals"] = a.feasible ? totals_json(a.totals) : nlohmann::json(nullptr);
+      if (a.stages > 0) {
+        aj["stages"] = a.stages;
+        aj["microbatches"] = a.microbatches;
+        aj["bubble_fraction"] = a.bubble_fraction;
+        aj["stage_spans"] = a.stage_spans;
+        aj["blocks_per_stage"] = a.blocks_per_stage;
+      }
       m["alternatives"].push_back(aj);
     }
     m["components"] = nlohmann::json::array();

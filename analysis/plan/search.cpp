@@ -125,7 +125,9 @@ void usable_strategies(const ir::Op& op, const std::vector<Strat>& strats, const
     const Strat& st = strats[si];
     if (!(ctx.filter.allowed & st.tag)) continue;
     if (has_sharded_norm && !st.rows_split_norm) continue;
-    out.push_back({si, st.extra_count ? st.extra_count * (collective_us(ctx, Ccl::AllReduce, st.extra_bytes) + ctx.ccl_penalty_us) : 0.0});
+    double extra = st.extra_count ? st.extra_count * (collective_us(ctx, Ccl::AllReduce, st.extra_bytes) + ctx.ccl_penalty_us) : 0.0;
+    if (st.rows_gathers) extra += st.rows_gathers * (rows_collective_us(ctx, Ccl::AllGather, st.rows_gather_bytes) + ctx.ccl_penalty_us);
+    out.push_back({si, extra});
   }
 }
 
@@ -255,6 +257,12 @@ thread_local Workspaces workspaces;
 struct ExpertsLoad {
   int64_t experts = 1;
   double active = 1, per_device = 1, dispatch_bytes = 0;
+  // Spread over the rows (ctx.expert_rows): the experts a device runs (its row's share of those that
+  // receive tokens, each on every row's tokens for it), and the rows' collectives: dispatch and
+  // combine all-to-all when the rows hold their own tokens, else one all-reduce of the output.
+  double per_row = 1, rows_bytes = 0;
+  Ccl rows_kind = Ccl::AllReduce;
+  int rows_count = 0;
 };
 ExpertsLoad experts_load(const ir::Dataflow& flow, const ir::Op& op, const Context& ctx) {
   ExpertsLoad l;
@@ -265,7 +273,26 @@ ExpertsLoad experts_load(const ir::Dataflow& flow, const ir::Op& op, const Conte
   l.per_device = std::ceil(l.active / ctx.n);
   l.dispatch_bytes = t * k * static_cast<double>(flow.tensors[op.inputs[0]].shape.back()) * ctx.workload.dtype_bytes() *
                      ctx.activation_scale;
+  if (ctx.expert_rows > 1) {
+    const double hidden = static_cast<double>(flow.tensors[op.inputs[0]].shape.back()) * ctx.workload.dtype_bytes();
+    l.per_row = std::ceil(std::min(static_cast<double>(l.experts), std::max(1.0, t) * k) / ctx.expert_rows);
+    const bool own_tokens = ctx.activation_scale < 1.0;
+    l.rows_kind = own_tokens ? Ccl::AllToAll : Ccl::AllReduce;
+    l.rows_count = own_tokens ? 2 : 1;
+    l.rows_bytes = own_tokens ? t * k * hidden : t * hidden;
+  }
   return l;
+}
+
+// The context an expert body is solved in when the experts are spread over the rows: each expert
+// sees every row's tokens routed to it, and nothing inside it is spread over the rows again.
+Context expert_body_context(const Context& ctx) {
+  Context inner = ctx;
+  if (ctx.expert_rows > 1) {
+    inner.activation_scale = 1.0;
+    inner.expert_rows = 0;
+  }
+  return inner;
 }
 
 // An expert's output spec, as the combined [tokens..., features] result takes it: sharded on the
@@ -454,10 +481,12 @@ std::vector<AxisSolver::ExpertsOption> AxisSolver::experts_options(const Prepare
   const int nb = prep.body_of_op[index];
   const auto& nbody = prep.bodies[nb];
   const ExpertsLoad load = experts_load(flow, op, ctx);
-  Context rctx = ctx;
+  const bool over_rows = ctx.expert_rows > 1;
+  if (over_rows && load.experts % ctx.expert_rows != 0) return {};  // the experts do not divide over the rows
+  Context rctx = expert_body_context(ctx);
   rctx.filter.allowed = kTagReplicated;
   rctx.filter.sharded_norms = false;
-  Context tctx = ctx;
+  Context tctx = expert_body_context(ctx);
   tctx.filter.allowed = static_cast<uint16_t>((ctx.filter.allowed & (kTagReplicated | kTagTensor | kTagExpertTensor)) | kTagReplicated);
   if (ctx.filter.allowed & kTagExpertTensor) tctx.filter.allowed |= kTagTensor;
   tctx.filter.sharded_norms = false;
@@ -476,6 +505,23 @@ std::vector<AxisSolver::ExpertsOption> AxisSolver::experts_options(const Prepare
     if (rbest < 0 || rmemo->exits[x].cost < rmemo->exits[rbest].cost) rbest = x;
   const int x_tensor = op.inputs[0];
   const int x_rank = static_cast<int>(flow.tensors[x_tensor].shape.size());
+  if (over_rows) {
+    // Each row runs its share of the experts: whole on each of its devices, or split over the
+    // columns inside each expert; the rows exchange tokens (or sum outputs) either way.
+    const double rows_us = load.rows_count * (rows_collective_us(ctx, load.rows_kind, load.rows_bytes) + ctx.ccl_penalty_us);
+    if (rbest >= 0) add(Spec::R(), rmemo->exits[rbest].cost * load.per_row + rows_us, Spec::R(), 0, {rkey, rbest}, kTagReplicated);
+    if (ctx.n > 1) {
+      auto [tkey, tmemo] = solve_with(tctx);
+      for (int x = 0; x < static_cast<int>(tmemo->exits.size()); ++x) {
+        const Exit& ex = tmemo->exits[x];
+        if (ex.out.empty()) continue;
+        const Spec o = combined_spec(flow, op, ex.out[0]);
+        if ((o.kind == kSharded && o.dim < 0) || o.kind == kSegments) continue;
+        add(Spec::R(), ex.cost * load.per_row + rows_us, o, 1, {tkey, x}, kTagExpertTensor);
+      }
+    }
+    return out;
+  }
   if (rbest >= 0) {
     add(Spec::R(), rmemo->exits[rbest].cost * load.active, Spec::R(), 0, {rkey, rbest}, kTagReplicated);
     if (load.experts % ctx.n == 0 && ctx.n > 1) {
@@ -1582,12 +1628,21 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
       move(op.inputs[0], xs);
       if (op.inputs.size() > 1) move(op.inputs[1], xs);
       auto [nkey, nexit] = ex.nested[pos];
-      const Aggregate& sub = aggregate(prep, nb, nkey, nexit, ctx, ctx_hash);
+      const bool over_rows = ctx.expert_rows > 1;
+      const Context inner = expert_body_context(ctx);
+      const Aggregate& sub = over_rows ? aggregate(prep, nb, nkey, nexit, inner, inner.hash()) : aggregate(prep, nb, nkey, nexit, ctx, ctx_hash);
       bool spread = d.experts_mode >= 2;
       static constexpr uint16_t kModeTag[] = {kTagReplicated, kTagExpertTensor, kTagExpertLocal, kTagExpertAllToAll};
       if (d.experts_mode >= 0 && d.experts_mode < 4) agg.experts_tags |= kModeTag[d.experts_mode];
-      agg.add(sub, spread ? load.per_device : load.active,
-              spread ? static_cast<double>(load.experts) / ctx.n : static_cast<double>(load.experts));
+      if (over_rows) {
+        agg.add(sub, load.per_row, static_cast<double>(load.experts) / ctx.expert_rows);
+        agg.ccl_us += load.rows_count * rows_collective_us(ctx, load.rows_kind, load.rows_bytes);
+        agg.bytes += load.rows_count * load.rows_bytes;
+        agg.collectives += load.rows_count;
+      } else {
+        agg.add(sub, spread ? load.per_device : load.active,
+                spread ? static_cast<double>(load.experts) / ctx.n : static_cast<double>(load.experts));
+      }
       Spec out = Spec::R();
       if (d.experts_mode == 1) {
         const auto& nout = memo_.at(nkey).exits[nexit].out;
@@ -1611,6 +1666,11 @@ const Aggregate& AxisSolver::aggregate(const Prepared& prep, int b, uint64_t key
       if (!repeated) move(op.inputs[i], st.in[i]);
     }
     if (st.extra_count) charge(Ccl::AllReduce, st.extra_bytes, st.extra_count);
+    if (st.rows_gathers) {
+      agg.ccl_us += st.rows_gathers * rows_collective_us(ctx, Ccl::AllGather, st.rows_gather_bytes);
+      agg.bytes += st.rows_gathers * st.rows_gather_bytes;
+      agg.collectives += st.rows_gathers;
+    }
     agg.compute_us += st.compute_us;
     agg.flops += st.flops;
     if (st.split) agg.parallel_flops += st.flops;
@@ -1690,6 +1750,9 @@ const std::vector<Strat>& StrategyCache::get(const Prepared& prep, int op, const
 }
 
 Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution& sol, bool copy_identical_calls) {
+  // The context the body being replayed was solved in: the plan's, or an expert body's own
+  // (experts spread over the rows see every row's tokens for them).
+  const Context* cur = &ctx;
   constexpr int kNoOrigin = std::numeric_limits<int>::min();
   Evaluation ev;
   const auto& flow = prep.model->dataflow;
@@ -1712,7 +1775,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
     e.input = input;
     e.kind = static_cast<Ccl>(kind);
     e.bytes = bytes;
-    e.time_us = collective_us(ctx, e.kind, bytes);
+    e.time_us = collective_us((*cur), e.kind, bytes);
     e.why = why;
     if (statistics) e.origin = op;
     else if (e.kind == Ccl::AllReduce || e.kind == Ccl::ReduceScatter) e.origin = t >= 0 ? partial_origin[t] : -1;
@@ -1770,7 +1833,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
   };
   std::unordered_map<uint64_t, BodyCopy> copies;
   std::vector<int> scratch_tensors;
-  const bool copying = copy_identical_calls && ctx.pinned_outputs.empty();  // pins name modules, which differ per block
+  const bool copying = copy_identical_calls && (*cur).pinned_outputs.empty();  // pins name modules, which differ per block
   auto end_of_call = [&](int call) { return flow.ops[call].end; };
   auto tensor_at = [&](int call, const TensorAt& at) {
     const ir::Op& o = flow.ops[call + at.op];
@@ -1933,7 +1996,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         seen[t] = 1;
         int kind;
         double bytes;
-        transition_us(prep, t, state[t], to, ctx, &kind, &bytes);
+        transition_us(prep, t, state[t], to, (*cur), &kind, &bytes);
         if (kind < 0 && state[t].kind == kReplicated && to.sharded()) {
           CclEvent slice;
           slice.op = index;
@@ -1955,14 +2018,14 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         state[t] = to;
       };
       const Spec* pin = nullptr;
-      if (auto it = ctx.pinned_outputs.find(op.module); op.module >= 0 && it != ctx.pinned_outputs.end()) pin = &it->second;
+      if (auto it = (*cur).pinned_outputs.find(op.module); op.module >= 0 && it != (*cur).pinned_outputs.end()) pin = &it->second;
       auto leave = [&](int t, Spec s) {
         seen[t] = 1;
         state[t] = s;
         if (pin && !(s == *pin)) {
           int kind;
           double bytes;
-          transition_us(prep, t, s, *pin, ctx, &kind, &bytes);
+          transition_us(prep, t, s, *pin, (*cur), &kind, &bytes);
           record(index, t, kind, bytes, mult, "the module's output layout is fixed by the plan being evaluated", false, s, *pin);
           state[t] = *pin;
         }
@@ -1988,7 +2051,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
       }
       if (op.kind == OpKind::Experts) {
         int nb = prep.body_of_op[index];
-        const ExpertsLoad load = experts_load(flow, op, ctx);
+        const ExpertsLoad load = experts_load(flow, op, (*cur));
         Spec xs = Spec::R(), out = Spec::R();
         double body_mult = load.active;
         std::string_view label = "replicated";
@@ -2005,7 +2068,37 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         // Dispatch and combine as the numeric check runs them: every device sees every token, and
         // the combine sums the devices' expert outputs into each token's own device.
         if (d.experts_mode == 3) record(index, op.inputs[0], static_cast<int>(Ccl::AllToAll), load.dispatch_bytes, mult, "expert parallel: dispatch routed tokens to the devices holding their experts", false, Spec::R(), Spec::R(), 0);
+        // Spread over the rows: the rows' own collectives, and the body replayed in its own context.
+        const bool over_rows = (*cur).expert_rows > 1;
+        auto record_rows = [&](int t, const char* why) {
+          CclEvent e;
+          e.rows_axis = true;
+          e.op = index;
+          e.origin = index;
+          e.tensor = t;
+          e.kind = load.rows_kind;
+          e.bytes = load.rows_bytes;
+          e.time_us = rows_collective_us(*cur, load.rows_kind, load.rows_bytes);
+          e.why = why;
+          e.from = load.rows_kind == Ccl::AllToAll ? Spec::R() : Spec::P();
+          e.to = Spec::R();
+          for (int m = 0; m < static_cast<int>(std::lround(mult)); ++m) ev.events.push_back(e);
+          ev.ccl_us += e.time_us * mult;
+        };
+        if (over_rows && load.rows_kind == Ccl::AllToAll)
+          record_rows(op.inputs[0], "expert parallel over the 'batch' rows: dispatch each row's routed tokens to the rows holding their experts");
+        const Context* outer = cur;
+        const Context inner = expert_body_context(*cur);
+        if (over_rows) {
+          body_mult = load.per_row;
+          cur = &inner;
+        }
         run_body(nb, mult * body_mult);
+        cur = outer;
+        if (over_rows)
+          record_rows(op.outputs[0], load.rows_kind == Ccl::AllToAll
+                                         ? "expert parallel over the 'batch' rows: combine expert outputs back to the tokens' rows"
+                                         : "expert parallel over the 'batch' rows: every row has every token; its experts' outputs are summed over the rows");
         if (d.experts_mode == 1) {
           const auto& eb = prep.bodies[nb];
           out = eb.outputs.empty() ? Spec::R() : combined_spec(flow, op, state[eb.outputs[0]]);
@@ -2030,12 +2123,28 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
         for (size_t j = 0; j < i; ++j) repeated |= op.inputs[j] == op.inputs[i];
         if (!repeated) move(op.inputs[i], st.in[i], index);
       }
+      for (int k = 0; k < st.rows_gathers; ++k) {
+        CclEvent e;
+        e.rows_axis = true;
+        e.op = index;
+        e.tensor = op.inputs[1 + k % 2];
+        e.input = 1 + k % 2;
+        e.kind = Ccl::AllGather;
+        e.bytes = st.rows_gather_bytes;
+        e.time_us = rows_collective_us(*cur, Ccl::AllGather, st.rows_gather_bytes);
+        e.why = k % 2 ? "sequence parallel over the 'batch' rows: each row gathers the other rows' values"
+                      : "sequence parallel over the 'batch' rows: each row gathers the other rows' keys";
+        e.from = Spec::R();
+        e.to = Spec::R();
+        for (int m = 0; m < static_cast<int>(std::lround(mult)); ++m) ev.events.push_back(e);
+        ev.ccl_us += e.time_us * mult;
+      }
       if (st.extra_count) {
         for (int k = 0; k < st.extra_count; ++k)
           record(index, op.inputs[0], static_cast<int>(Ccl::AllReduce), st.extra_bytes, mult,
                  "statistics of " + op.name + " over the sharded dim", true, st.in[0], Spec::R(), 0);
       }
-      if (double state = op_state_bytes(prep, op, ctx); state > 0) ev.kv_cache_bytes += (st.split ? state / ctx.n : state) * mult;
+      if (double state = op_state_bytes(prep, op, (*cur)); state > 0) ev.kv_cache_bytes += (st.split ? state / (*cur).n : state) * mult;
       ev.compute_us += st.compute_us * mult;
       ev.op_compute_us[index] += st.compute_us * mult;
       ev.flops += st.flops * mult;
@@ -2054,7 +2163,7 @@ Evaluation evaluate(const Prepared& prep, const Context& ctx, const AxisSolution
       for (int t : body.outputs) {
         int kind;
         double bytes;
-        transition_us(prep, t, state[t], Spec::R(), ctx, &kind, &bytes);
+        transition_us(prep, t, state[t], Spec::R(), (*cur), &kind, &bytes);
         record(-1, t, kind, bytes, mult, why_of(t, state[t], Spec::R(), "the model's output"), false, state[t], Spec::R());
         state[t] = Spec::R();
       }

@@ -76,6 +76,10 @@ struct Strat {
   uint16_t tag = kTagReplicated;
   std::string label;         // column, row, vocab, heads, sequence, ...
   bool rows_split_norm = false;  // a norm split over rows it normalises one by one: no statistics to exchange
+  // All-gathers along the mesh rows the strategy needs (sequence parallel over the rows: attention
+  // gathers the other rows' keys and values), each of `rows_gather_bytes` (the whole tensor).
+  int rows_gathers = 0;
+  double rows_gather_bytes = 0;
 };
 
 struct Context {
@@ -88,6 +92,16 @@ struct Context {
   const Hardware* hw = nullptr;
   Workload workload;
   double activation_scale = 1.0;  // rows axis in data parallel: each row sees 1/rows of the batch
+  // Routed experts spread over the rows (expert parallel on 'batch', issue 37 item 3): each row
+  // holds experts/expert_rows of every expert list, the columns split inside them as the search
+  // decides. With `activation_scale` < 1 the rows hold their own tokens and exchange them all-to-all
+  // (dispatch, combine); otherwise every row has every token and the rows' outputs are summed by
+  // one all-reduce. 0: experts are not spread over the rows.
+  int expert_rows = 0;
+  // The sequence split over the rows (sequence parallel on 'batch', prefill): activations are
+  // 1/sequence_rows of the tokens (`activation_scale`), and attention gathers keys and values
+  // along the rows (ctx.row_topology). 0: not split over the rows.
+  int sequence_rows = 0;
   Filter filter;
   double memory_lambda = 0;       // µs per byte of parameters kept per device (memory fallback)
   double ccl_penalty_us = 0;      // decision weight per collective (see plan.cpp)
@@ -315,6 +329,9 @@ class StrategyCache {
 double transition_us(const Prepared& prep, int tensor, Spec from, Spec to, const Context& ctx, int* ccl_kind,
                      double* bytes);
 double tensor_bytes(const Prepared& prep, int tensor, const Context& ctx);
+// A collective along the rows of a 2-D mesh (ctx.expert_rows or ctx.sequence_rows of them,
+// ctx.row_topology).
+double rows_collective_us(const Context& ctx, Ccl kind, double bytes);
 // Time of one collective of a `bytes` tensor over the context's devices (no decision weight).
 double collective_us(const Context& ctx, Ccl kind, double bytes);
 
@@ -504,6 +521,7 @@ class AxisSolver {
 
 // Replays a solution: every transition and statistics reduction with its op and tensor.
 struct CclEvent {
+  bool rows_axis = false;  // runs along the 'batch' rows (expert parallel over the rows), not the planned axis
   int op = -1;
   int origin = -1;  // for reductions: the op that made the partial sums (row-parallel layer, ...)
   int tensor = -1;

@@ -474,7 +474,39 @@ class ReportWriter {
     }
     if (!any) out << "| — | none (a single device, or nothing to compare) | | | | | |\n";
     out << "\n";
+    for (auto& mp : result_.meshes)
+      for (auto& a : mp.alternatives)
+        if (a.stages > 0 && a.feasible) out << pipeline_picture(mp, a);
     for (auto& n : result_.notes) out << "Note: " << cites_.linkify(n) << "\n\n";
+  }
+
+  // The pipeline option's stages as a picture: what each stage runs, and the GPipe schedule of
+  // the first steps (each cell the microbatch a stage works on, `..` where it idles: the bubble).
+  static std::string pipeline_picture(const plan::MeshPlan& mp, const plan::Alternative& a) {
+    std::ostringstream out;
+    char bubble[32];
+    std::snprintf(bubble, sizeof bubble, "%.0f%%", 100 * a.bubble_fraction);
+    out << "Pipeline option on " << mp.mesh.shape_string() << ": " << a.stages << " stages, " << a.microbatches << " microbatch"
+        << (a.microbatches == 1 ? "" : "es") << ", " << bubble << " of the step idle (GPipe; SHARDING.md §3):\n\n```text\n";
+    const int steps = a.microbatches + a.stages - 1, shown = std::min(steps, 12);
+    out << "            step";
+    for (int t = 0; t < shown; ++t) out << (t < 9 ? "   " : "  ") << t + 1;
+    out << (shown < steps ? "  ...  " + std::to_string(steps) : std::string()) << "\n";
+    for (int st = 0; st < a.stages; ++st) {
+      char label[32];
+      std::snprintf(label, sizeof label, "stage %-2d    ", st);
+      out << label << "    ";
+      for (int t = 0; t < shown; ++t) {
+        const int m = t - st;
+        char cell[8];
+        if (m >= 0 && m < a.microbatches) std::snprintf(cell, sizeof cell, " m%-2d", m % 100);
+        else std::snprintf(cell, sizeof cell, "  ..");
+        out << cell;
+      }
+      out << (shown < steps ? "  ..." : "") << "   " << (st < static_cast<int>(a.stage_spans.size()) ? a.stage_spans[st] : "") << "\n";
+    }
+    out << "```\n\n";
+    return out.str();
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -169,6 +169,46 @@ with tempfile.TemporaryDirectory() as tmp:
     code, out, err = run("--pipeline", toml)
     check("a pyproject.toml without a pipeline: exit 1, says what to write", code == 1 and "[[tool.shardlens.pipeline]]" in err, err)
 
+# Pipeline parallelism (issue 37, item 2): a 126-layer dense decoder on Galaxy, prefill batch 32.
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DENSE = os.path.join(ROOT, "bench", "models", "dense_405b.py")
+j = plan_json(DENSE, "--mesh", "galaxy", "--phase", "prefill", "--batch", "32")
+if j:
+    alts = [a for a in j["meshes"][0]["alternatives"] if "pipeline" in a["name"]]
+    check("126 layers on 8x4: a pipeline option is costed", len(alts) == 1 and alts[0]["feasible"], alts)
+    if alts:
+        a = alts[0]
+        p, m = a["stages"], a["microbatches"]
+        check("pipeline: 8 stages over the 8 rows, 32 microbatches (one per sequence)", (p, m) == (8, 32), (p, m))
+        check("pipeline: bubble (p-1)/(m+p-1) = 7/39", abs(a["bubble_fraction"] - 7 / 39) < 1e-12, a["bubble_fraction"])
+        check("pipeline: every one of the 126 blocks in one stage, stages balanced within a block or two",
+              sum(a["blocks_per_stage"]) == 126 and len(a["blocks_per_stage"]) == 8 and max(a["blocks_per_stage"]) - min(a["blocks_per_stage"]) <= 2,
+              a["blocks_per_stage"])
+        check("pipeline: stage spans from the embedding to the output", len(a["stage_spans"]) == 8 and a["stage_spans"][0].startswith("tok_embeddings")
+              and a["stage_spans"][-1].endswith("output"), a["stage_spans"])
+        check("pipeline: the bubble is in its reason", "bubble" in a["why_rejected"] and "18%" in a["why_rejected"], a["why_rejected"])
+        check("pipeline: point-to-point sends counted: m x (p-1) beyond the stages' own collectives",
+              a["totals"]["collectives"] >= m * (p - 1), a["totals"])
+
+# Batch-1 decode: one microbatch, the stages never overlap, and the reason says so.
+j = plan_json(DIT, "--mesh", "t3k")
+if j:
+    alts = [a for a in j["meshes"][0]["alternatives"] if "pipeline" in a["name"]]
+    check("batch 1: the pipeline option has 1 microbatch and a bubble of 7/8, and says why it loses",
+          len(alts) == 1 and alts[0]["microbatches"] == 1 and abs(alts[0]["bubble_fraction"] - 7 / 8) < 1e-12
+          and "a batch of 1 is one microbatch" in alts[0]["why_rejected"], alts)
+
+# --emit colossalai writes the stages; the report draws them.
+code, out, err = run(DENSE, "--mesh", "galaxy", "--phase", "prefill", "--batch", "32", "--emit", "colossalai")
+layers = [l for l in out.splitlines() if l.startswith("LAYERS_PER_STAGE = [")]
+check("colossalai: PP_SIZE, NUM_MICROBATCHES and LAYERS_PER_STAGE (126 blocks) are written",
+      code == 0 and "PP_SIZE = 8" in out and "NUM_MICROBATCHES = 32" in out and layers and
+      sum(int(x) for x in layers[0].split("[")[1].split("]")[0].split(",")) == 126, out[-2500:])
+p = subprocess.run([SHARDLENS, "report", DENSE, "--mesh", "galaxy", "--phase", "prefill", "--batch", "32", "-o", "-"],
+                   capture_output=True, text=True, timeout=300)
+check("report: the pipeline option's stages as a picture", p.returncode == 0 and "Pipeline option on 8x4: 8 stages" in p.stdout
+      and "stage 7" in p.stdout, p.stderr[-1000:])
+
 # Bad input.
 code, out, err = run(DIT, "--runs", "0", VAE)
 check("--runs 0 is refused", code == 2 and "--runs" in err, err)

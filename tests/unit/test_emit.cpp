@@ -471,7 +471,9 @@ TEST_CASE("emit: colossalai: tp_size and its divisibility checks", "[emit]") {
     std::string c = emit::colossalai_block(p.model, mp, p.result.diagnostics);
     CHECK(c.find("from colossalai.booster.plugin import HybridParallelPlugin\n") != std::string::npos);
     CHECK(c.find("TP_SIZE = 8 ") != std::string::npos);
-    CHECK(c.find("    tp_size=TP_SIZE,\n    pp_size=1,\n") != std::string::npos);
+    // Decode of batch 1: the pipeline option (8 stages, 1 microbatch) is costed, not chosen.
+    CHECK(c.find("    tp_size=TP_SIZE,\n    pp_size=1,  # PP_SIZE") != std::string::npos);
+    CHECK(c.find("PP_SIZE = 8\nNUM_MICROBATCHES = 1\n") != std::string::npos);
     CHECK(c.find("assert 32 % TP_SIZE == 0") != std::string::npos);  // heads
     CHECK(c.find("assert 8 % TP_SIZE == 0") != std::string::npos);   // kv heads
     CHECK(c.find("NOT satisfied") == std::string::npos);

@@ -36,6 +36,13 @@ void attention(RuleBuilder& b) {
       bytes += in[i].sharded() ? input_bytes / n : input_bytes;
     }
     s.compute_us = roofline_us(ctx, split ? flops / n : flops, bytes);
+    if (ctx.sequence_rows > 1) {
+      // The rows hold consecutive pieces of the sequence: each gathers the others' keys and
+      // values (SHARDING.md §3, "self-attention over a sequence-sharded activation").
+      s.rows_gathers = 2;
+      for (size_t i = 1; i < 3; ++i)
+        s.rows_gather_bytes = std::max(s.rows_gather_bytes, tensor_bytes(prep, op.inputs[i], ctx) / ctx.activation_scale / (in[i].sharded() ? n : 1));
+    }
     b.add_timed(std::move(s));
   };
   attention_strat({Spec::R(), Spec::R(), Spec::R()}, Spec::R(), false, "replicated");
