@@ -986,7 +986,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
   // activations, as data parallel rows are); activations cross each boundary point-to-point,
   // costed as a 2-device gather of the same α-β fits; GPipe's schedule takes (m + p - 1) stage
   // steps, so (p - 1) / (m + p - 1) of the step is bubble.
-  auto pipeline_alternative = [&](const Mesh& mesh, const Context& base) -> std::optional<Alternative> {
+  auto pipeline_alternative = [&](const Mesh& mesh, const Context& base, const Solved* one_microbatch) -> std::optional<Alternative> {
     const bool over_rows = mesh.rows > 1;
     const int p = over_rows ? mesh.rows : mesh.cols;
     if (p < 2 || root.items.empty()) return std::nullopt;
@@ -1030,9 +1030,10 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     for (const int64_t m : microbatch_counts) {
       Context c = base;
       if (!over_rows) {
-        // One device per stage: nothing is split inside it, whatever other meshes pinned.
-        c.n = 1;
-        c.topology = Topology::Line;
+        // One device per stage: nothing is split inside it, whatever other meshes pinned. (The
+        // axis's replicated-only search costs exactly that, and is the replicated family's own
+        // search when nothing is pinned: the memo answers it.)
+        c.filter = Filter{kTagReplicated, kTagAll, false};
         c.pinned_params.clear();
         c.pinned_outputs.clear();
         c.preferred_params.reset();
@@ -1043,7 +1044,9 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         c.replication_us = 0;
       }
       c.activation_scale = 1.0 / static_cast<double>(m);
-      Solved s = planner.run(a.name, c, {"model"});
+      // One microbatch is the whole batch: a stage runs as the plan already searched for the
+      // rows replicated (or, one device per stage, for everything replicated) does.
+      Solved s = m == 1 && one_microbatch && one_microbatch->feasible ? *one_microbatch : planner.run(a.name, c, {"model"});
       if (!s.feasible) continue;
       planner.expand(s);
       const Evaluation ev = evaluate(*prep, s.ctx, s.sol);
@@ -1475,7 +1478,16 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         a.why_rejected = rejection_reason(a.totals, chosen.totals, cand.excluded, fits_dram(a.totals), band_us, fastest);
         mp.alternatives.push_back(a);
       }
-      if (auto pipeline = pipeline_alternative(mesh, base)) {
+      const Solved* one_microbatch = nullptr;
+      if (mesh.rows > 1) {
+        for (const auto& m : modes)
+          if (m.name == "rows replicated") one_microbatch = &m;
+      } else {
+        for (const auto& cand : candidates)
+          if (cand.s.name == "replicated" && cand.s.feasible && cand.s.ctx.pinned_params.empty() && cand.s.ctx.pinned_outputs.empty())
+            one_microbatch = &cand.s;
+      }
+      if (auto pipeline = pipeline_alternative(mesh, base, one_microbatch)) {
         Alternative& a = *pipeline;
         if (a.feasible) {
           a.why_rejected = rejection_reason(a.totals, chosen.totals, "", fits_dram(a.totals), band_us, fastest) + "; " + a.why_rejected;
