@@ -20,58 +20,13 @@ bool read_pipeline_entries(const std::string& command, const std::string& toml_p
   std::vector<std::string> problems;
   nlohmann::json settings = server::read_pyproject_settings(*text, problems);
   for (auto& p : problems) std::fprintf(stderr, "%s: %s: %s\n", command.c_str(), toml_path.c_str(), p.c_str());
-  auto it = settings.find("pipeline");
-  if (it == settings.end() || !it->is_array() || it->empty()) {
-    std::fprintf(stderr, "%s: %s declares no pipeline (one [[tool.shardlens.pipeline]] table per model, each with file = \"...\")\n",
-                 command.c_str(), toml_path.c_str());
-    return false;
-  }
-  const std::filesystem::path folder = std::filesystem::path(toml_path).parent_path();
-  for (size_t i = 0; i < it->size(); ++i) {
-    const auto& e = (*it)[i];
-    auto bad = [&](const std::string& why) {
-      std::fprintf(stderr, "%s: %s: pipeline entry %zu: %s\n", command.c_str(), toml_path.c_str(), i + 1, why.c_str());
-      return false;
-    };
-    PipelineEntry entry;
-    if (!e.contains("file") || !e["file"].is_string()) return bad("needs file = \"path/to/model.py\"");
-    entry.file = (folder / e["file"].get<std::string>()).lexically_normal().string();
-    auto string_of = [&](const char* key, std::string& field) {
-      if (!e.contains(key)) return true;
-      if (!e[key].is_string()) return bad(std::string(key) + " must be a string");
-      field = e[key].get<std::string>();
-      return true;
-    };
-    auto positive_of = [&](const char* key, int64_t& field) {
-      if (!e.contains(key)) return true;
-      if (!e[key].is_number_integer() || e[key].get<int64_t>() <= 0) return bad(std::string(key) + " must be a positive integer");
-      field = e[key].get<int64_t>();
-      return true;
-    };
-    int64_t runs = 0;
-    if (!string_of("model", entry.model) || !string_of("phase", entry.phase) || !positive_of("runs", runs) ||
-        !positive_of("seq", entry.seq) || !positive_of("batch", entry.batch))
-      return false;
-    if (!entry.phase.empty() && entry.phase != "prefill" && entry.phase != "decode") return bad("phase must be prefill or decode");
-    entry.runs = static_cast<int>(runs);
-    out.push_back(std::move(entry));
-  }
-  return true;
+  std::string error;
+  if (session::pipeline_members(settings, std::filesystem::path(toml_path).parent_path().string(), out, error)) return true;
+  std::fprintf(stderr, "%s: %s: %s\n", command.c_str(), toml_path.c_str(), error.c_str());
+  return false;
 }
 
 namespace {
-
-// Forwards per request when the user gives none: a diffusion transformer denoises the latent once
-// per step (diffusers' StableDiffusionPipeline and WanPipeline default to num_inference_steps=50);
-// every other model runs once.
-int default_runs(plan::ModelKind kind, std::string& why) {
-  if (kind == plan::ModelKind::DiffusionTransformer) {
-    why = "50 denoising steps (diffusers' StableDiffusionPipeline and WanPipeline default num_inference_steps=50; --runs N to change)";
-    return 50;
-  }
-  why = "one forward per request (--runs N to change)";
-  return 1;
-}
 
 // `result` and `options` reduced to one mesh (and the diagnostics raised for it or for all).
 void keep_one_mesh(plan::PlanResult& result, plan::PlanOptions& options, size_t mesh) {
@@ -131,7 +86,7 @@ int run_pipeline(const std::string& command, std::vector<PipelineEntry> entries,
       script.reset();
     } else {
       m.name = script->source.model.modules.empty() ? "?" : script->source.model.modules[0].class_name;
-      m.runs = entry.runs > 0 ? entry.runs : default_runs(script->workload.kind.kind, m.runs_why);
+      m.runs = entry.runs > 0 ? entry.runs : plan::default_runs(script->workload.kind.kind, m.runs_why);
       if (entry.runs > 0) m.runs_why = "given";
       for (size_t s = 0; s < shapes.size(); ++s) {
         const plan::MeshPlan& mp = script->result.meshes[s];

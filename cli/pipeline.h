@@ -7,17 +7,12 @@
 #include <vector>
 
 #include "planning_flags.h"
+#include "session/pipeline_shape.h"
 
 namespace shardlens::cli {
 
-struct PipelineEntry {
-  std::string file;
-  std::string model;       // --model after the FILE (or `model` in pyproject.toml)
-  int runs = 0;            // forwards per request; 0: the model kind's default
-  // A workload of the entry's own (pyproject.toml): phase, sequence, batch.
-  std::string phase;
-  int64_t seq = 0, batch = 0;
-};
+// A FILE of the pipeline, with the --model / --runs given after it (or a pyproject.toml entry).
+using PipelineEntry = session::PipelineMember;
 
 // Reads `[[tool.shardlens.pipeline]]` entries from a pyproject.toml (files relative to its folder).
 // False with a message on stderr when it has none or cannot be read.

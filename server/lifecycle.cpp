@@ -188,6 +188,48 @@ Settings Server::settings_from_files(const Document& doc) {
   for (auto& p : problems)
     if (reported_problems_.insert(toml_path + p).second) show_message(2, "shardlens: " + toml_path + ": " + p);
   apply_user_settings(s);
+  if (cached.second.contains("pipeline")) apply_pipeline(doc, toml_path, cached.second, s);
   return s;
+}
+
+void Server::apply_pipeline(const Document& doc, const std::string& toml_path, const json& pyproject, Settings& s) {
+  namespace fs = std::filesystem;
+  std::vector<session::PipelineMember> members;
+  std::string error;
+  if (!session::pipeline_members(pyproject, fs::path(toml_path).parent_path().string(), members, error)) {
+    if (reported_problems_.insert(toml_path + error).second) show_message(2, "shardlens: " + toml_path + ": " + error);
+    return;
+  }
+  std::error_code ec;
+  const fs::path here = fs::weakly_canonical(doc.path, ec);
+  std::string mine;  // the document as the pipeline names it
+  for (auto& m : members)
+    if (fs::weakly_canonical(m.file, ec) == here) mine = m.file;
+  if (mine.empty()) return;
+  // The device count of the first mesh the settings name: its shapes are the candidates.
+  int devices = 8;
+  std::string mesh_error;
+  if (!s.meshes.empty())
+    if (auto mesh = plan::parse_mesh(s.meshes.front(), mesh_error)) devices = mesh->devices();
+  std::string fingerprint = std::to_string(devices);
+  auto stamp = [&](const std::string& path) {
+    auto t = fs::last_write_time(path, ec);
+    fingerprint += "|" + path + "@" + (ec ? std::string("?") : std::to_string(t.time_since_epoch().count()));
+  };
+  stamp(toml_path);
+  for (auto& m : members) stamp(m.file);
+  auto& cache = pipeline_cache_[toml_path];
+  if (cache.fingerprint != fingerprint) {
+    // Each model is analysed once per change on disk (open buffers of the other models are not
+    // read: their saved text is what the pipeline runs).
+    Settings base = s;
+    base.pipeline_note.clear();
+    cache = {fingerprint, session::plan_shared_shape(members, base, devices)};
+    if (!cache.shape.ok && reported_problems_.insert(toml_path + cache.shape.error).second)
+      show_message(2, "shardlens: " + toml_path + ": the pipeline's shape could not be chosen: " + cache.shape.error);
+  }
+  if (!cache.shape.ok) return;
+  s.meshes = {cache.shape.shape()};
+  s.pipeline_note = cache.shape.note_for(mine);
 }
 }  // namespace shardlens::server

@@ -21,6 +21,7 @@
 #include "protocol/transport.h"
 #include "scheduler.h"
 #include "settings.h"
+#include "session/pipeline_shape.h"
 
 namespace shardlens::server {
 
@@ -221,6 +222,16 @@ class Server {
   Settings base_settings_;
   std::set<std::string> reported_problems_;
   std::map<std::string, std::pair<std::filesystem::file_time_type, json>> pyproject_cache_;
+  // Per pyproject.toml declaring a pipeline: the shape its models share, and what it was worked out
+  // from (the file's and every member's modification times, the device count), so that it is
+  // worked out again only when one of them changes on disk.
+  struct PipelineShapeCache {
+    std::string fingerprint;
+    session::SharedShape shape;
+  };
+  std::map<std::string, PipelineShapeCache> pipeline_cache_;
+  // The pipeline's shared shape, when `doc` is one of the models its pyproject.toml declares.
+  void apply_pipeline(const Document& doc, const std::string& toml_path, const json& pyproject, Settings& s);
   std::vector<std::string> workspace_roots_;  // paths of the client's workspace folders
   std::set<std::string> exported_;  // scripts whose export the user ran: planned on the exact graph
   std::map<std::string, Document> documents_;

@@ -124,4 +124,13 @@ PipelineChoice choose_pipeline_shape(const std::vector<PipelineModel>& models) {
   return c;
 }
 
+int default_runs(ModelKind kind, std::string& why) {
+  if (kind == ModelKind::DiffusionTransformer) {
+    why = "50 denoising steps (diffusers' StableDiffusionPipeline and WanPipeline default num_inference_steps=50; --runs N to change)";
+    return 50;
+  }
+  why = "one forward per request (--runs N to change)";
+  return 1;
+}
+
 }  // namespace shardlens::plan

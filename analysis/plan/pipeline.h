@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/model_kind.h"
 #include "plan/plan.h"
 #include "plan/target.h"
 
@@ -51,5 +52,10 @@ struct PipelineChoice {
 };
 
 PipelineChoice choose_pipeline_shape(const std::vector<PipelineModel>& models);
+
+// Forwards per request when the user gives none: a diffusion transformer denoises once per step
+// (diffusers' StableDiffusionPipeline and WanPipeline default to num_inference_steps=50); every
+// other model runs once. `why` says so.
+int default_runs(ModelKind kind, std::string& why);
 
 }  // namespace shardlens::plan

@@ -349,6 +349,14 @@ std::shared_ptr<const DocumentAnalysis> DocumentAnalyzer::analyze_text(int versi
     if (!a->plan.ok) a->findings.push_back({"plan-failed", "warning", "shardlens could not plan: " + a->plan.error, 0, 0, std::nullopt, ""});
   }
   add_plan_findings(*a);
+  if (!settings.pipeline_note.empty() && a->extracted) {
+    Finding f{"pipeline-shape", "information", settings.pipeline_note, 0, 0, std::nullopt, ""};
+    if (!a->model().modules.empty() && a->model().modules[0].span.valid()) {
+      f.start = a->offset_of(a->model().modules[0].span, false);
+      f.end = std::max(f.start, a->offset_of(a->model().modules[0].span, true));
+    }
+    a->findings.push_back(std::move(f));
+  }
   find_annotations(*a, extractor_->document().roots());
   if (a->plan.ok) check_annotations(*a, *this);
   return done();

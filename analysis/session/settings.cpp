@@ -10,6 +10,7 @@ plan::PlanOptions Settings::plan_options() const {
     std::string error;
     if (auto mesh = plan::parse_mesh(m, error)) options.meshes.push_back(*mesh);
   }
+  options.meshes_independent = meshes_independent;
   options.workload.batch = batch;
   options.workload.seq = seq;
   session::apply_choice(options, session::PlanChoice::Strategy, strategy);

@@ -43,6 +43,11 @@ struct Settings {
   // Setting `inputs`: forward() inputs given explicitly, each "NAME=SHAPE[:DTYPE]" as `--input`
   // takes them (validated where the settings are read).
   std::vector<std::string> inputs;
+  // The document is one model of a pipeline its pyproject.toml declares ([[tool.shardlens.pipeline]]):
+  // `meshes` holds the shape the pipeline shares, and this says so (a `pipeline-shape` finding).
+  std::string pipeline_note;
+  // Each mesh planned on its own (plan::PlanOptions::meshes_independent): a pipeline's candidates.
+  bool meshes_independent = false;
 
   plan::PlanOptions plan_options() const;  // meshes already validated where the settings were read
   bool operator==(const Settings&) const = default;
