@@ -1137,9 +1137,13 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
   if (kCasts.count(name) && shape_of(x))
     if (auto* t = x.as<TensorObj>(); t && parameter_index_.count(t)) return x;
   // torch.pow(base, exponent) with two tensors broadcasts like ** (Bloom's ALiBi slopes: a 0-d base
-  // raised to [heads] powers); with a number it keeps the tensor's shape, as the unary ops below.
-  if ((name == "pow" || name == "float_power") && inputs.size() == 2 && inputs[0].as<TensorObj>() && inputs[1].as<TensorObj>())
-    return binary(in, "**", inputs[0], inputs[1], site);
+  // raised to [heads] powers), and so does a number raised to a tensor (sinusoidal frequencies:
+  // torch.pow(10000, -torch.arange(half) / half)); a tensor to a number keeps its shape, as the
+  // unary ops below.
+  if (name == "pow" || name == "float_power") {
+    const Value base = method ? fn.self : arg(0, "input"), exponent = arg(a0, "exponent");
+    if (exponent.as<TensorObj>() && (base.as<TensorObj>() || base.is_number())) return binary(in, "**", base, exponent, site);
+  }
   if ((kUnaryNames.count(name) || kScaleNames.count(name)) && shape_of(x)) {
     // Elementwise: the shape of the tensor operand (F.gelu and friends return unknown shapes during
     // extraction; while tracing they are computed here).

@@ -1226,3 +1226,31 @@ model = Legacy(in_channels=8)
   CHECK(r.model.unresolved.empty());
   CHECK(shapes(r) == std::map<std::string, std::vector<int64_t>>{{"proj_in.weight", {32, 8}}, {"proj_in.bias", {32}}});
 }
+
+TEST_CASE("A number raised to a tensor (torch.pow(10000, t), sinusoidal frequencies as Wan writes them) has the tensor's shape", "[trace][real]") {
+  // Shapes are PyTorch's: pow(10000, [8]) is [8]; outer([16], [8]) is [16, 8]; cat of cos and sin on dim 1 is [16, 16].
+  const std::string script = R"(
+import torch
+from torch import nn
+
+class M(nn.Module):
+    def __init__(self, dim=16):
+        super().__init__()
+        self.dim = dim
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        half = self.dim // 2
+        position = torch.arange(x.size(1)).float()
+        sinusoid = torch.outer(position, torch.pow(10000, -torch.arange(half).to(position).div(half)))
+        emb = torch.cat([torch.cos(sinusoid), torch.sin(sinusoid)], dim=1)
+        return self.proj(x + emb)
+
+model = M()
+)";
+  auto r = traced_on(script, {{"x", {1, 16, 16}, "float32"}});
+  const auto& flow = r.model.dataflow;
+  CHECK(std::none_of(flow.ops.begin(), flow.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::Unknown; }));
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 16, 16});
+}
