@@ -505,26 +505,13 @@ std::vector<AxisSolver::ExpertsOption> AxisSolver::experts_options(const Prepare
     if (rbest < 0 || rmemo->exits[x].cost < rmemo->exits[rbest].cost) rbest = x;
   const int x_tensor = op.inputs[0];
   const int x_rank = static_cast<int>(flow.tensors[x_tensor].shape.size());
-  if (over_rows) {
-    // Each row runs its share of the experts: whole on each of its devices, or split over the
-    // columns inside each expert; the rows exchange tokens (or sum outputs) either way.
-    const double rows_us = load.rows_count * (rows_collective_us(ctx, load.rows_kind, load.rows_bytes) + ctx.ccl_penalty_us);
-    if (rbest >= 0) add(Spec::R(), rmemo->exits[rbest].cost * load.per_row + rows_us, Spec::R(), 0, {rkey, rbest}, kTagReplicated);
-    if (ctx.n > 1) {
-      auto [tkey, tmemo] = solve_with(tctx);
-      for (int x = 0; x < static_cast<int>(tmemo->exits.size()); ++x) {
-        const Exit& ex = tmemo->exits[x];
-        if (ex.out.empty()) continue;
-        const Spec o = combined_spec(flow, op, ex.out[0]);
-        if ((o.kind == kSharded && o.dim < 0) || o.kind == kSegments) continue;
-        add(Spec::R(), ex.cost * load.per_row + rows_us, o, 1, {tkey, x}, kTagExpertTensor);
-      }
-    }
-    return out;
-  }
+  // Over the rows, each row runs its share of the experts (whole on each of its devices, or split
+  // over the columns inside each expert) and the rows exchange tokens (or sum outputs) either way.
+  const double body_times = over_rows ? load.per_row : load.active;
+  const double rows_us = over_rows ? load.rows_count * (rows_collective_us(ctx, load.rows_kind, load.rows_bytes) + ctx.ccl_penalty_us) : 0;
   if (rbest >= 0) {
-    add(Spec::R(), rmemo->exits[rbest].cost * load.active, Spec::R(), 0, {rkey, rbest}, kTagReplicated);
-    if (load.experts % ctx.n == 0 && ctx.n > 1) {
+    add(Spec::R(), rmemo->exits[rbest].cost * body_times + rows_us, Spec::R(), 0, {rkey, rbest}, kTagReplicated);
+    if (!over_rows && load.experts % ctx.n == 0 && ctx.n > 1) {
       add(Spec::R(), rmemo->exits[rbest].cost * load.per_device, Spec::P(), 2, {rkey, rbest}, kTagExpertLocal);
       for (int d = 0; d + 1 < x_rank; ++d) {
         if (!(flow.tensors[x_tensor].shape[d] % ctx.n == 0 && flow.tensors[x_tensor].shape[d] >= ctx.n)) continue;
@@ -540,7 +527,7 @@ std::vector<AxisSolver::ExpertsOption> AxisSolver::experts_options(const Prepare
       if (ex.out.empty()) continue;
       const Spec o = combined_spec(flow, op, ex.out[0]);
       if ((o.kind == kSharded && o.dim < 0) || o.kind == kSegments) continue;
-      add(Spec::R(), ex.cost * load.active, o, 1, {tkey, x}, kTagExpertTensor);
+      add(Spec::R(), ex.cost * body_times + rows_us, o, 1, {tkey, x}, kTagExpertTensor);
     }
   }
   return out;
