@@ -1058,28 +1058,48 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         item_us[pos] += e.time_us;
         item_ccl_us[pos] += e.time_us;
       }
-      // Contiguous stages with the smallest largest stage time (linear partition, exact).
-      std::vector<double> prefix(k + 1, 0);
-      for (size_t i = 0; i < k; ++i) prefix[i + 1] = prefix[i] + item_us[i];
-      const double inf = std::numeric_limits<double>::infinity();
-      std::vector<std::vector<double>> best(static_cast<size_t>(p) + 1, std::vector<double>(k + 1, inf));
-      std::vector<std::vector<size_t>> cut(static_cast<size_t>(p) + 1, std::vector<size_t>(k + 1, 0));
-      best[0][0] = 0;
-      for (size_t g = 1; g <= static_cast<size_t>(p); ++g)
-        for (size_t i = g; i <= k; ++i)
-          for (size_t j = g - 1; j < i; ++j) {
-            const double v = std::max(best[g - 1][j], prefix[i] - prefix[j]);
-            if (v < best[g][i]) {
-              best[g][i] = v;
-              cut[g][i] = j;
-            }
+      // Contiguous stages with the smallest largest stage time: the least bound B whose greedy
+      // cut (a new stage whenever the next unit would pass B) needs at most p stages, found by
+      // bisection on B (linear in the units per probe, where a table over units x stages grows
+      // with their square), then stages with more than one unit split until there are p.
+      const double total_us = std::accumulate(item_us.begin(), item_us.end(), 0.0);
+      auto greedy = [&](double bound, std::vector<size_t>* out) {
+        size_t stages = 1;
+        double in_stage = 0;
+        if (out) out->assign(1, 0);
+        for (size_t i = 0; i < k; ++i) {
+          if (i > 0 && in_stage + item_us[i] > bound) {
+            ++stages;
+            in_stage = 0;
+            if (out) out->push_back(i);
           }
-      std::vector<size_t> starts(static_cast<size_t>(p));
-      for (size_t g = static_cast<size_t>(p), i = k; g >= 1; --g) {
-        starts[g - 1] = cut[g][i];
-        i = cut[g][i];
+          in_stage += item_us[i];
+        }
+        return stages;
+      };
+      double lo = *std::max_element(item_us.begin(), item_us.end()), hi = std::max(lo, total_us);
+      for (int probe = 0; probe < 64 && hi - lo > 1e-9 * std::max(1.0, hi); ++probe) {
+        const double mid = (lo + hi) / 2;
+        if (greedy(mid, nullptr) <= static_cast<size_t>(p)) hi = mid;
+        else lo = mid;
       }
-      const double stage_us = best[static_cast<size_t>(p)][k];
+      std::vector<size_t> starts;
+      greedy(hi, &starts);
+      while (starts.size() < static_cast<size_t>(p)) {  // k >= p: some stage has two units or more
+        for (size_t g = starts.size(); g-- > 0;) {
+          const size_t end = g + 1 < starts.size() ? starts[g + 1] : k;
+          if (end - starts[g] >= 2) {
+            starts.insert(starts.begin() + static_cast<std::ptrdiff_t>(g) + 1, end - 1);
+            break;
+          }
+        }
+      }
+      double stage_us = 0;
+      for (size_t g = 0; g < starts.size(); ++g) {
+        const size_t end = g + 1 < starts.size() ? starts[g + 1] : k;
+        stage_us = std::max(stage_us, std::accumulate(item_us.begin() + static_cast<std::ptrdiff_t>(starts[g]),
+                                                      item_us.begin() + static_cast<std::ptrdiff_t>(end), 0.0));
+      }
       double send_us = 0, send_bytes = 0, stage_ccl_us = 0;
       for (size_t g = 0; g < starts.size(); ++g) {
         const size_t end = g + 1 < starts.size() ? starts[g + 1] : k;
