@@ -26,6 +26,57 @@ bool read_pipeline_entries(const std::string& command, const std::string& toml_p
   return false;
 }
 
+bool take_pipeline_arg(FlagReader& flags, PipelineArgs& out) {
+  if (flags.is("--model") && !out.entries.empty()) {
+    if (auto v = flags.value()) out.entries.back().model = *v;
+  } else if (flags.is("--runs")) {
+    if (out.entries.empty()) flags.fail("--runs follows the FILE it is for");
+    else if (auto n = flags.positive()) out.entries.back().runs = static_cast<int>(std::min<int64_t>(*n, 1 << 20));
+  } else if (flags.is("--devices")) {
+    if (auto n = flags.positive()) out.devices = static_cast<int>(std::min<int64_t>(*n, 1 << 20));
+    if (out.devices > 4096) flags.fail("--devices must be at most 4096");
+  } else if (flags.is("--pipeline")) {
+    if (auto v = flags.value()) out.toml = *v;
+  } else if (!flags.option()) {
+    PipelineEntry entry;
+    entry.file = flags.name();
+    out.entries.push_back(std::move(entry));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+int finish_pipeline_args(const std::string& command, PipelineArgs& args, PlanningArgs& planning, std::string& file) {
+  if (!args.entries.empty()) {
+    file = args.entries.front().file;
+    if (!args.entries.front().model.empty()) planning.model_expr = args.entries.front().model;
+  } else if (!args.toml.empty()) {
+    file = args.toml;
+  }
+  if (!args.toml.empty()) {
+    if (!args.entries.empty()) {
+      std::fprintf(stderr, "%s: --pipeline names the models itself: give no FILE with it\n", command.c_str());
+      return 2;
+    }
+    if (!read_pipeline_entries(command, args.toml, args.entries)) return 1;
+  }
+  if (!args.pipeline()) {
+    if (!args.entries.empty() && args.entries.front().runs > 0) {
+      std::fprintf(stderr, "%s: --runs counts a model's forwards per request in a pipeline: give several FILEs or --devices N\n", command.c_str());
+      return 2;
+    }
+    return 0;
+  }
+  if (args.devices > 0 && !planning.options.meshes.empty()) {
+    std::fprintf(stderr, "%s: give --devices N (every shape of N devices) or --mesh (those shapes), not both\n", command.c_str());
+    return 2;
+  }
+  if (args.entries.size() == 1 && args.entries.front().model.empty()) args.entries.front().model = planning.model_expr;
+  planning.model_expr.clear();
+  return 0;
+}
+
 namespace {
 
 // `result` and `options` reduced to one mesh (and the diagnostics raised for it or for all).
@@ -45,10 +96,13 @@ void keep_one_mesh(plan::PlanResult& result, plan::PlanOptions& options, size_t 
 
 }  // namespace
 
-int run_pipeline(const std::string& command, std::vector<PipelineEntry> entries, const PlanningArgs& planning, int devices,
-                 const std::string& format) {
+int plan_pipeline(const std::string& command, const std::vector<PipelineEntry>& entries, const PlanningArgs& planning, int devices,
+                  PipelineRun& run) {
+  std::vector<plan::Mesh>& shapes = run.shapes;
+  std::vector<std::unique_ptr<PlannedScript>>& planned = run.planned;
+  std::vector<plan::PipelineModel>& models = run.models;
+  int& failed = run.failed;
   // The candidates: the shapes of --devices N, else the meshes given, else a T3K's 8 chips.
-  std::vector<plan::Mesh> shapes;
   if (devices > 0) shapes = plan::candidate_shapes(devices);
   else if (!planning.options.meshes.empty()) shapes = planning.options.meshes;
   else shapes = plan::candidate_shapes(8);
@@ -58,9 +112,6 @@ int run_pipeline(const std::string& command, std::vector<PipelineEntry> entries,
         std::fprintf(stderr, "%s: mesh %s is given twice\n", command.c_str(), shapes[i].shape_string().c_str());
         return 2;
       }
-  std::vector<std::unique_ptr<PlannedScript>> planned;  // each model's plans keep pointers into its model
-  std::vector<plan::PipelineModel> models;
-  int failed = 0;
   for (auto& entry : entries) {
     PlanningArgs p = planning;
     if (!entry.model.empty()) p.model_expr = entry.model;
@@ -103,15 +154,68 @@ int run_pipeline(const std::string& command, std::vector<PipelineEntry> entries,
     models.push_back(std::move(m));
     planned.push_back(std::move(script));
   }
-  const plan::PipelineChoice choice = plan::choose_pipeline_shape(models);
+  run.choice = plan::choose_pipeline_shape(models);
+  const plan::PipelineChoice& choice = run.choice;
   if (choice.shape < 0) {
     std::fprintf(stderr, "%s: %s\n", command.c_str(), choice.why.c_str());
     return 1;
   }
-  const plan::Mesh& chosen = shapes[static_cast<size_t>(choice.shape)];
   for (auto& script : planned)
     if (script) keep_one_mesh(script->result, script->options, static_cast<size_t>(choice.shape));
 
+  return 0;
+}
+
+std::string pipeline_table(const PipelineRun& run) {
+  const auto& shapes = run.shapes;
+  const auto& models = run.models;
+  const auto& choice = run.choice;
+  const plan::Mesh& chosen = shapes[static_cast<size_t>(choice.shape)];
+  std::ostringstream os;
+  os << "pipeline: " << models.size() << " model" << (models.size() == 1 ? "" : "s") << " on " << shapes.front().devices()
+     << " devices; candidate shapes";
+  for (auto& s : shapes) os << " " << s.shape_string();
+  os << " (time per request = estimate per forward x forwards per request)\n";
+  size_t width = 5;
+  std::vector<std::string> labels;
+  for (auto& m : models) {
+    labels.push_back(m.file + " " + m.name + " x" + std::to_string(m.runs));
+    width = std::max(width, labels.back().size());
+  }
+  auto pad = [](std::string s, size_t w) { return s.size() < w ? s + std::string(w - s.size(), ' ') : s + " "; };
+  os << "  " << pad("model", width + 2);
+  for (auto& s : shapes) os << pad(s.shape_string() + (&s == &chosen ? " (chosen)" : ""), 16);
+  os << "\n";
+  std::vector<std::string> footnotes;
+  for (size_t i = 0; i < models.size(); ++i) {
+    os << "  " << pad(labels[i], width + 2);
+    for (auto& f : models[i].shapes) {
+      std::string cell = f.planned ? plan::format_us(f.per_request_us) : "-";
+      if (!f.feasible()) {
+        footnotes.push_back(models[i].file + " on " + f.mesh.shape_string() + ": " + f.blocker);
+        cell += " [" + std::to_string(footnotes.size()) + "]";
+      }
+      os << pad(cell, 16);
+    }
+    os << "\n";
+  }
+  for (size_t k = 0; k < footnotes.size(); ++k) os << "  [" << k + 1 << "] cannot run: " << footnotes[k] << "\n";
+  for (auto& m : models)
+    if (m.runs != 1 && m.runs_why != "given") os << "  " << m.file << ": " << m.runs_why << "\n";
+  os << "shape: " << chosen.shape_string() << (choice.fallback ? " (fallback)" : "") << " — " << choice.why << "\n";
+  return os.str();
+}
+
+int run_pipeline(const std::string& command, std::vector<PipelineEntry> entries, const PlanningArgs& planning, int devices,
+                 const std::string& format) {
+  PipelineRun run;
+  if (int code = plan_pipeline(command, entries, planning, devices, run)) return code;
+  const auto& shapes = run.shapes;
+  const auto& models = run.models;
+  const auto& planned = run.planned;
+  const auto& choice = run.choice;
+  const int failed = run.failed;
+  const plan::Mesh& chosen = shapes[static_cast<size_t>(choice.shape)];
   if (format == "json") {
     nlohmann::json table = nlohmann::json::array();
     for (auto& m : models)
@@ -156,39 +260,7 @@ int run_pipeline(const std::string& command, std::vector<PipelineEntry> entries,
     return failed ? 1 : 0;
   }
   // Text: models x shapes, the choice, then each model's plan on the chosen shape.
-  std::ostringstream os;
-  os << "pipeline: " << models.size() << " model" << (models.size() == 1 ? "" : "s") << " on " << shapes.front().devices()
-     << " devices; candidate shapes";
-  for (auto& s : shapes) os << " " << s.shape_string();
-  os << " (time per request = estimate per forward x forwards per request)\n";
-  size_t width = 5;
-  std::vector<std::string> labels;
-  for (auto& m : models) {
-    labels.push_back(m.file + " " + m.name + " x" + std::to_string(m.runs));
-    width = std::max(width, labels.back().size());
-  }
-  auto pad = [](std::string s, size_t w) { return s.size() < w ? s + std::string(w - s.size(), ' ') : s + " "; };
-  os << "  " << pad("model", width + 2);
-  for (auto& s : shapes) os << pad(s.shape_string() + (&s == &chosen ? " (chosen)" : ""), 16);
-  os << "\n";
-  std::vector<std::string> footnotes;
-  for (size_t i = 0; i < models.size(); ++i) {
-    os << "  " << pad(labels[i], width + 2);
-    for (auto& f : models[i].shapes) {
-      std::string cell = f.planned ? plan::format_us(f.per_request_us) : "-";
-      if (!f.feasible()) {
-        footnotes.push_back(models[i].file + " on " + f.mesh.shape_string() + ": " + f.blocker);
-        cell += " [" + std::to_string(footnotes.size()) + "]";
-      }
-      os << pad(cell, 16);
-    }
-    os << "\n";
-  }
-  for (size_t k = 0; k < footnotes.size(); ++k) os << "  [" << k + 1 << "] cannot run: " << footnotes[k] << "\n";
-  for (auto& m : models)
-    if (m.runs != 1 && m.runs_why != "given") os << "  " << m.file << ": " << m.runs_why << "\n";
-  os << "shape: " << chosen.shape_string() << (choice.fallback ? " (fallback)" : "") << " — " << choice.why << "\n";
-  std::cout << os.str();
+  std::cout << pipeline_table(run);
   for (size_t i = 0; i < models.size(); ++i) {
     if (!planned[i]) continue;
     std::cout << "\n== " << models[i].file << " on " << chosen.shape_string() << " ==\n" << workload_line(planned[i]->workload)

@@ -89,68 +89,31 @@ int print_emitted(const std::string& kind, bool apply, const std::vector<std::st
 }  // namespace
 
 int run_plan(const std::vector<std::string>& args) {
-  std::string file, format = "text", emit_kind, pipeline_toml;
+  std::string file, format = "text", emit_kind;
   bool emit_apply = false;
   PlanningArgs planning;
-  std::vector<PipelineEntry> entries;  // every FILE, with the --model / --runs given after it
-  int devices = 0;
+  PipelineArgs pipeline;
   FlagReader flags("shardlens plan", kPlanUsage, args);
   while (flags.next()) {
-    // After a FILE, --model and --runs are that FILE's (a pipeline names one model per file).
-    if (flags.is("--model") && !entries.empty()) {
-      if (auto v = flags.value()) entries.back().model = *v;
-      continue;
-    }
-    if (take_planning_flag(flags, planning) || flags.format(format)) continue;
+    // After a FILE, --model is that FILE's (a pipeline names one model per file).
+    if (!(flags.is("--model") && !pipeline.entries.empty()) && (take_planning_flag(flags, planning) || flags.format(format))) continue;
     if (flags.is("--emit")) {
       if (auto v = flags.choice({"tt-xla", "shard-spec", "dtensor", "hf-tp-plan", "colossalai"})) emit_kind = *v;
     } else if (flags.is("--emit-apply")) {
       emit_apply = true;
-    } else if (flags.is("--runs")) {
-      if (entries.empty()) flags.fail("--runs follows the FILE it is for");
-      else if (auto n = flags.positive()) entries.back().runs = static_cast<int>(*n);
-    } else if (flags.is("--devices")) {
-      if (auto n = flags.positive()) devices = static_cast<int>(*n);
-      if (devices > 4096) flags.fail("--devices must be at most 4096");
-    } else if (flags.is("--pipeline")) {
-      if (auto v = flags.value()) pipeline_toml = *v;
-    } else if (flags.option()) {
+    } else if (!take_pipeline_arg(flags, pipeline)) {
       flags.unknown();
-    } else {
-      PipelineEntry entry;
-      entry.file = flags.name();
-      entries.push_back(std::move(entry));
     }
   }
-  if (!entries.empty()) {
-    file = entries.front().file;
-    if (!entries.front().model.empty()) planning.model_expr = entries.front().model;
-  }
-  if (!pipeline_toml.empty() && file.empty()) file = pipeline_toml;
+  if (auto code = flags.exit_code()) return *code;
+  if (int code = finish_pipeline_args("shardlens plan", pipeline, planning, file)) return code;
   if (auto code = flags.finished(file)) return *code;
-  if (!pipeline_toml.empty()) {
-    if (!entries.empty()) {
-      std::fprintf(stderr, "shardlens plan: --pipeline names the models itself: give no FILE with it\n");
-      return 2;
-    }
-    if (!read_pipeline_entries("shardlens plan", pipeline_toml, entries)) return 1;
-  }
-  if (entries.size() > 1 || devices > 0 || !pipeline_toml.empty()) {
+  if (pipeline.pipeline()) {
     if (!emit_kind.empty()) {
       std::fprintf(stderr, "shardlens plan: --emit writes one model's annotations on one mesh: give one FILE and --mesh\n");
       return 2;
     }
-    if (devices > 0 && planning.options.meshes.size() > 0) {
-      std::fprintf(stderr, "shardlens plan: give --devices N (every shape of N devices) or --mesh (those shapes), not both\n");
-      return 2;
-    }
-    if (entries.size() == 1 && entries.front().model.empty()) entries.front().model = planning.model_expr;
-    planning.model_expr.clear();
-    return run_pipeline("shardlens plan", entries, planning, devices, format);
-  }
-  if (entries.front().runs > 0) {
-    std::fprintf(stderr, "shardlens plan: --runs counts a model's forwards per request in a pipeline: give several FILEs or --devices N\n");
-    return 2;
+    return run_pipeline("shardlens plan", pipeline.entries, planning, pipeline.devices, format);
   }
   if (emit_apply && emit_kind != "tt-xla" && emit_kind != "shard-spec") {
     std::fprintf(stderr, "shardlens plan: --emit-apply needs --emit tt-xla|shard-spec\n");

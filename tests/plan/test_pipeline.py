@@ -209,6 +209,21 @@ p = subprocess.run([SHARDLENS, "report", DENSE, "--mesh", "galaxy", "--phase", "
 check("report: the pipeline option's stages as a picture", p.returncode == 0 and "Pipeline option on 8x4: 8 stages" in p.stdout
       and "stage 7" in p.stdout, p.stderr[-1000:])
 
+# The pipeline's report: the shared shape and its table, each model's report on it beside.
+with tempfile.TemporaryDirectory() as tmp:
+    p = subprocess.run([SHARDLENS, "report", *twelve, "--devices", "8", "-o", tmp], capture_output=True, text=True, timeout=300)
+    main = os.path.join(tmp, "sharding_analysis.md")
+    text = open(main).read() if os.path.exists(main) else ""
+    j = plan_json(*twelve, "--devices", "8")
+    shape = "x".join(map(str, j["pipeline"]["shape"])) if j else "?"
+    check("report: the pipeline's file holds the table and the choice", p.returncode == 0 and "## One mesh shape for the pipeline" in text
+          and f"**Chosen: {shape} (fallback).**" in text and "cannot run:" in text, p.stderr + text[:2000])
+    for stem in ("text_encoder", "dit", "vae_decoder"):
+        path = os.path.join(tmp, f"sharding_analysis.{stem}.md")
+        body = open(path).read() if os.path.exists(path) else ""
+        check(f"report: {stem}'s own report, linked, planned on {shape}", f"](sharding_analysis.{stem}.md)" in text and
+              f"--mesh {shape}" in body and os.path.exists(os.path.join(tmp, f"sharding_analysis.{stem}.ccl_bytes.svg")), body[:500])
+
 # Bad input.
 code, out, err = run(DIT, "--runs", "0", VAE)
 check("--runs 0 is refused", code == 2 and "--runs" in err, err)
