@@ -48,6 +48,47 @@ const char* kImports =
 
 const char* kToDevice = ".to(xm.xla_device())  # mark_sharding annotates tensors on the XLA device\n";
 
+// The inputs' shardings a plan needs beyond its weights: when the rows hold their own share of the
+// batch (data parallel on 'batch', or experts over the rows with the batch split), every batched
+// input is marked on dim 0 (SHARDING.md §5: xs.mark_sharding(x, mesh, ("batch", None))). A
+// function the caller applies to the inputs it passes to forward(); "" when the plan needs none.
+// The sequence split over the rows is a constraint on activations after the model's stem, not on
+// its inputs: said in a comment.
+std::string input_sharding(const ir::ModelIR& model, const plan::MeshPlan& plan, const std::string& indent) {
+  const bool batch_rows = plan.mesh.rows > 1 && (plan.mode.rfind("data parallel on 'batch'", 0) == 0 ||
+                                                  (plan.mode.rfind("expert parallel over 'batch' rows", 0) == 0 &&
+                                                   std::any_of(plan.notes.begin(), plan.notes.end(), [](const std::string& n) {
+                                                     return n.find("each row takes its share of the batch") != std::string::npos;
+                                                   })));
+  if (plan.mesh.rows > 1 && plan.mode.rfind("sequence parallel over 'batch' rows", 0) == 0)
+    return indent + "# The rows split the sequence: constrain the first [batch, sequence, ...] activation after the model's stem to\n" +
+           indent + "# (None, \"batch\", ...) with tt_torch.sharding.sharding_constraint_tensor, replicated first, then sharded\n" +
+           indent + "# (SHARDING.md §5); shardlens does not write that constraint yet.\n";
+  if (!batch_rows) return "";
+  const auto& flow = model.dataflow;
+  std::vector<std::pair<std::string, size_t>> inputs;  // name, rank
+  for (size_t i = 0; i < flow.inputs.size() && i < flow.input_descriptions.size(); ++i) {
+    const std::string& d = flow.input_descriptions[i];
+    const std::string name = d.substr(0, d.find(':'));
+    const auto& t = flow.tensors[static_cast<size_t>(flow.inputs[i])];
+    if (!detail::is_dotted_name(name) || name.find('.') != std::string::npos || t.shape.empty() || t.shape[0] % plan.mesh.rows != 0) continue;
+    inputs.emplace_back(name, t.shape.size());
+  }
+  if (inputs.empty()) return "";
+  std::string params, marks, names;
+  for (auto& [name, rank] : inputs) {
+    std::string spec = "(\"batch\"";
+    for (size_t d = 1; d < rank; ++d) spec += ", None";
+    spec += rank == 1 ? ",)" : ")";
+    params += ", " + name;
+    names += (names.empty() ? "" : ", ") + name;
+    marks += indent + "    xs.mark_sharding(" + name + ", mesh, " + spec + ")\n";
+  }
+  return "\n" + indent + "def shard_inputs(mesh" + params + "):\n" + indent +
+         "    \"\"\"The rows hold their own share of the batch: mark each input (on the XLA device) before forward().\"\"\"\n" + marks +
+         indent + "    return " + names + "\n";
+}
+
 }  // namespace
 
 std::string_view begin_marker(BlockKind kind) {
@@ -88,6 +129,7 @@ std::string tt_xla_block(const ir::ModelIR& model, const plan::MeshPlan& plan, c
     out += mesh + " = " + mesh_expression(plan.mesh) + "\n";
     out += root + kToDevice;
     out += marks.code;
+    out += input_sharding(model, plan, "");
   } else {
     out += "# Use: apply_sharding(model, make_mesh()) once the model is built.\n";
     out += kImports;
@@ -99,6 +141,7 @@ std::string tt_xla_block(const ir::ModelIR& model, const plan::MeshPlan& plan, c
     out += std::string("    model") + kToDevice;
     out += marks.code;
     out += "    return model\n";
+    out += input_sharding(model, plan, "");
   }
   out += std::string(end_marker(BlockKind::TtXla)) + "\n";
   return out;

@@ -139,6 +139,27 @@ TEST_CASE("emit: tt-xla block: imports, mesh, and a loop over identical blocks",
   }
 }
 
+TEST_CASE("emit: rows that hold their own share of the batch mark the inputs on 'batch'; a sequence split over the rows says what to constrain", "[emit]") {
+  {
+    // Experts over the 4 rows with a batch of 32 split over them (tests/plan/test_mesh_2d.py counts its collectives).
+    plan::PlanOptions options;
+    options.meshes = {mesh("4x8")};
+    options.workload.batch = 32;
+    auto p = plan_script(fixture("moe.py"), options);
+    const auto& mp = p.result.meshes.at(0);
+    REQUIRE(mp.mode == "expert parallel over 'batch' rows, tensor parallel on 'model'");
+    std::string block = emit::tt_xla_block(p.model, mp, instance());
+    CHECK(block.find("def shard_inputs(mesh, tokens):\n") != std::string::npos);
+    CHECK(block.find("    xs.mark_sharding(tokens, mesh, (\"batch\", None))\n") != std::string::npos);
+    CHECK(parses(block));
+  }
+  {
+    // One row: nothing to split the inputs over.
+    auto p = plan_script(fixture("moe.py"));
+    CHECK(emit::tt_xla_block(p.model, p.result.meshes.at(0), instance()).find("shard_inputs") == std::string::npos);
+  }
+}
+
 TEST_CASE("emit: 2x4: specs over both axes, nested loops, load_shard_spec", "[emit]") {
   plan::PlanOptions options;
   options.meshes = {mesh("2x4")};
