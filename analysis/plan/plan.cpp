@@ -1251,25 +1251,27 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     std::optional<Totals> fast_totals;  // set when memory forces a slower layout: the fastest one's figures
     // Memory: the fastest layout must fit; otherwise trade speed for memory, loudly.
     double dram = hw.dram_bytes * kUsableDramFraction;
-    if (chosen.totals.memory_per_device_bytes > dram) {
-      Solved fast = chosen;
+    // The fastest plan of a mode that fits, trading speed for memory (false: none of its layouts fits;
+    // `out` then says how little the smallest needs).
+    auto fit_in_mode = [&](const Solved& start, Solved& out, bool& fits) {
+      out = start;
       // The smallest-memory plan first (a heavy weight on bytes kept per device); if even that does
       // not fit, say so. Otherwise search the weight (log scale) for the fastest plan that fits.
-      double base = chosen.totals.est_time_us / std::max(1.0, chosen.totals.parameter_bytes_per_device);
+      double base = out.totals.est_time_us / std::max(1.0, out.totals.parameter_bytes_per_device);
       // The weight lives on a fixed grid (quarter powers of two around a power-of-two base), so a
       // re-plan after an edit asks for the same weights again and the solver's memo answers for
       // every unchanged body; the grid step of the last search is tried first.
       double grid_base = std::exp2(std::round(std::log2(std::max(base, 1e-30))));
       auto lambda_at = [&](int k) { return grid_base * std::exp2(k / 4.0); };
       auto solve_with = [&](int k) {
-        Context c = chosen.ctx;
+        Context c = out.ctx;
         c.memory_lambda = lambda_at(k);
-        return planner.run(chosen.name, c, chosen.axes);
+        return planner.run(out.name, c, out.axes);
       };
       auto fits_in = [&](const Solved& s) { return s.feasible && s.totals.memory_per_device_bytes <= dram; };
       int k_lo = -40, k_hi = 54;  // about base * 1e-3 .. base * 1e4
-      std::string cache_key = mesh.shape_string() + "|" + chosen.name + "|" + std::to_string(grid_base);
-      bool fits = false;
+      std::string cache_key = mesh.shape_string() + "|" + out.name + "|" + std::to_string(grid_base);
+      fits = false;
       Solved smallest;
       auto cached = memory_steps_.find(cache_key);
       if (cached != memory_steps_.end()) {
@@ -1277,7 +1279,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         if (fits_in(at)) {
           Solved below = solve_with(cached->second - 1);
           if (!fits_in(below)) {
-            chosen = at;
+            out = at;
             fits = true;
           } else {
             k_hi = cached->second - 1;
@@ -1290,7 +1292,7 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         smallest = solve_with(k_hi);
         fits = fits_in(smallest);
         if (fits) {
-          chosen = smallest;
+          out = smallest;
           int best_k = k_hi;
           // The smallest grid step whose plan fits (memory falls as the weight grows). Each plan
           // at weight λ minimises time + λ·memory, so the plans are vertices of the lower convex
@@ -1308,11 +1310,11 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
           auto same = [](const Point& a, const Point& b) {
             return std::abs(a.memory - b.memory) < 1 && std::abs(a.time - b.time) <= 1e-9 * std::max(1.0, std::abs(a.time));
           };
-          Point below = point(fast, 0), above = point(smallest, lambda_at(k_hi));
+          Point below = point(start, 0), above = point(smallest, lambda_at(k_hi));
           bool bisect = false;
           while (k_hi - k_lo > 1) {
             int probe = (k_lo + k_hi) / 2;
-            if (!bisect && fast.feasible && below.memory > above.memory && above.time > below.time) {
+            if (!bisect && start.feasible && below.memory > above.memory && above.time > below.time) {
               const double k_star = 4.0 * std::log2((above.time - below.time) / (below.memory - above.memory) / grid_base);
               if (std::isfinite(k_star)) probe = static_cast<int>(std::clamp<double>(std::floor(k_star), k_lo + 1, k_hi - 1));
             }
@@ -1324,8 +1326,8 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
               k_hi = probe;
               on_segment = same(at, above);
               above = at;
-              if (s.totals.est_time_us < chosen.totals.est_time_us) {
-                chosen = s;
+              if (s.totals.est_time_us < out.totals.est_time_us) {
+                out = s;
                 best_k = probe;
               }
             } else {
@@ -1337,9 +1339,37 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
           }
           memory_steps_[cache_key] = best_k;
         } else if (smallest.feasible) {
-          chosen.totals.memory_per_device_bytes = std::min(chosen.totals.memory_per_device_bytes, smallest.totals.memory_per_device_bytes);
+          out.totals.memory_per_device_bytes = std::min(out.totals.memory_per_device_bytes, smallest.totals.memory_per_device_bytes);
         }
       }
+    };
+    if (chosen.totals.memory_per_device_bytes > dram) {
+      Solved fast = chosen;
+      bool fits = false;
+      Solved fitted;
+      fit_in_mode(chosen, fitted, fits);
+      // None of the chosen mode's layouts fits: the rows' mode decides how far the weights can be
+      // split (over the columns only, or over both axes), so the other modes are tried, fastest
+      // first, and the first that has a layout that fits is taken.
+      if (!fits && modes.size() > 1) {
+        std::vector<int> order;
+        for (int i = 0; i < static_cast<int>(modes.size()); ++i)
+          if (i != best && modes[i].feasible) order.push_back(i);
+        std::sort(order.begin(), order.end(), [&](int a, int b) { return modes[a].sol.cost < modes[b].sol.cost; });
+        for (const int i : order) {
+          Solved other;
+          bool other_fits = false;
+          fit_in_mode(modes[i], other, other_fits);
+          if (other_fits) {
+            fits = true;
+            fitted = std::move(other);
+            best = i;
+            break;
+          }
+          if (other.totals.memory_per_device_bytes < fitted.totals.memory_per_device_bytes) fitted.totals.memory_per_device_bytes = other.totals.memory_per_device_bytes;
+        }
+      }
+      chosen = std::move(fitted);
       if (fits) {
         mp.memory_fallback = true;
         fast_totals = fast.totals;

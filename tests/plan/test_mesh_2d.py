@@ -136,5 +136,18 @@ if j:
     check("12 heads on 1x8: the diagnostic names mesh 2x4 and --devices 8", d and "mesh 2x4" in d[0]["message"] and "--devices 8" in d[0]["message"],
           d[:1])
 
+# Memory decides the rows' mode too: a 70B-class decoder (80 layers, dim 8192) in prefill with a
+# batch of 32 on 8x4 fits only when its weights are split over both axes (140 GB / 32 devices);
+# the rows' data-parallel mode, fastest unconstrained, splits them over the 4 columns at most.
+DENSE = os.path.join(ROOT, "bench", "models", "dense_405b.py")
+j = plan(DENSE, "--model", "Transformer(ModelArgs(dim=8192, n_layers=80, n_heads=64, n_kv_heads=8, ffn_dim=28672))",
+         "--mesh", "galaxy", "--phase", "prefill", "--batch", "32", "--prefill-weights", "own")
+if j:
+    m = j["meshes"][0]
+    check("70B prefill on 8x4: falls back to a mode whose layout fits, not 'no layout fits'",
+          m["memory_fallback"] and m["totals"]["memory_per_device_bytes"] <= 12e9 * 0.9 and
+          not any(d["code"] == "memory-does-not-fit" for d in j["diagnostics"]) and m["mode"].startswith("2-D tensor parallel"),
+          (m["mode"], m["totals"]["memory_per_device_bytes"], [d["code"] for d in j["diagnostics"]]))
+
 print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
 sys.exit(0 if all(results) else 1)
