@@ -15,5 +15,5 @@ for devices in 8 32; do
   done
   median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 5p)
   shapes=$("$shardlens" plan "$models/dit.py" --devices "$devices" --format json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["pipeline"]["candidates"]))')
-  printf 'pipeline of 3 models over %s shapes of %s devices: %.1f ms median (whole process, target < 200 ms)\n' "$shapes" "$devices" "$(echo "$median / 1000" | bc -l)"
+  printf 'pipeline of 3 models over %s shapes of %s devices: %.1f ms median (whole process, target < 200 ms)\n' "$shapes" "$devices" "$(awk -v us="$median" 'BEGIN { print us / 1000 }')"
 done
