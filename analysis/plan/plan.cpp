@@ -979,6 +979,30 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       mp.components.push_back(cp);
     }
   };
+  // Per attention op (SDPA, or the softmax a hand-written softmax(QKᵀ)V normalises): its heads
+  // (the query's dims with the heads role) and, for GQA / MQA, its key/value heads before their
+  // repeat beside the query's heads on that dim. Model-only: every mesh's blockers and
+  // divisibility diagnostics read it.
+  struct AttentionHeads {
+    std::vector<int64_t> heads;
+    int64_t kv = 0, query_heads = 0;
+  };
+  std::unordered_map<int, AttentionHeads> attention_heads;
+  for (const int i : sized_ops) {
+    const auto& op = flow.ops[static_cast<size_t>(i)];
+    if (op.kind != OpKind::Attention && op.kind != OpKind::Softmax) continue;
+    AttentionHeads h;
+    const int q = op.inputs[0];
+    for (size_t d = 0; d < prep->roles[q].size(); ++d)
+      if (prep->roles[q][d] == Role::Heads) h.heads.push_back(flow.tensors[q].shape[d]);
+    if (op.kind == OpKind::Attention)
+      if (const int pr = prep->producer[op.inputs[1]]; pr >= 0 && flow.ops[pr].kind == OpKind::Repeat) {
+        const int hd = flow.ops[pr].dims.empty() ? 1 : flow.ops[pr].dims[0];
+        h.kv = flow.tensors[flow.ops[pr].inputs[0]].shape[hd];
+        h.query_heads = flow.tensors[q].shape[hd];
+      }
+    attention_heads.emplace(i, std::move(h));
+  }
   // Pipeline parallelism (issue 37, item 2; SHARDING.md §3): contiguous stages of the root's
   // items over the rows, tensor parallel inside each stage over the columns, or on one axis over
   // its devices, one device per stage; the workload's batch flows through as microbatches. A
@@ -986,32 +1010,52 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
   // activations, as data parallel rows are); activations cross each boundary point-to-point,
   // costed as a 2-device gather of the same α-β fits; GPipe's schedule takes (m + p - 1) stage
   // steps, so (p - 1) / (m + p - 1) of the step is bubble.
-  auto pipeline_alternative = [&](const Mesh& mesh, const Context& base, const Solved* one_microbatch) -> std::optional<Alternative> {
-    const bool over_rows = mesh.rows > 1;
-    const int p = over_rows ? mesh.rows : mesh.cols;
-    if (p < 2 || root.items.empty()) return std::nullopt;
-    // The units stages are cut from: the root's items, a call that runs a stack of blocks (three or
-    // more calls of one body: a LlamaModel holding its layers, not a layer's two norms) opened into
-    // its own items, so that stages end between blocks.
-    std::vector<int> units;
+  // The units pipeline stages are cut from: the root's items, a call that runs a stack of blocks
+  // (three or more calls of one body: a LlamaModel holding its layers, not a layer's two norms)
+  // opened into its own items, so that stages end between blocks; the blocks are the units that
+  // call the body most units call. Model-only: found once, at the first mesh that asks.
+  struct PipelineUnits {
+    std::vector<int> units;           // root-level op of each unit
+    std::vector<int> unit_of_op;      // op -> its unit (-1: none)
+    std::vector<char> is_block;       // per unit
+  };
+  std::optional<PipelineUnits> pipeline_units;
+  auto find_pipeline_units = [&]() {
+    PipelineUnits pu;
+    auto callee_of = [&](int op) { return flow.ops[static_cast<size_t>(op)].kind == OpKind::Call ? prep->body_of_op[static_cast<size_t>(op)] : -1; };
     std::function<void(int, int)> open = [&](int body, int depth) {
       for (const int item : prep->bodies[static_cast<size_t>(body)].items) {
-        const int callee = flow.ops[static_cast<size_t>(item)].kind == OpKind::Call ? prep->body_of_op[static_cast<size_t>(item)] : -1;
+        const int callee = callee_of(item);
         bool repeats = false;
         if (callee >= 0 && depth < 4) {
           std::map<uint64_t, int> seen;
           for (const int inner : prep->bodies[static_cast<size_t>(callee)].items)
-            if (flow.ops[static_cast<size_t>(inner)].kind == OpKind::Call && prep->body_of_op[static_cast<size_t>(inner)] >= 0)
-              repeats |= ++seen[prep->bodies[static_cast<size_t>(prep->body_of_op[static_cast<size_t>(inner)])].signature] >= 3;
+            if (const int b = callee_of(inner); b >= 0) repeats |= ++seen[prep->bodies[static_cast<size_t>(b)].signature] >= 3;
         }
         if (repeats) open(callee, depth + 1);
-        else units.push_back(item);
+        else pu.units.push_back(item);
       }
     };
     open(root_body, 0);
-    std::vector<int> unit_of_op(flow.ops.size(), -1);
-    for (size_t u = 0; u < units.size(); ++u)
-      std::fill(unit_of_op.begin() + units[u], unit_of_op.begin() + end_of(units[u]), static_cast<int>(u));
+    pu.unit_of_op.assign(flow.ops.size(), -1);
+    std::map<uint64_t, int> calls;
+    std::vector<uint64_t> signature(pu.units.size(), 0);
+    for (size_t u = 0; u < pu.units.size(); ++u) {
+      std::fill(pu.unit_of_op.begin() + pu.units[u], pu.unit_of_op.begin() + end_of(pu.units[u]), static_cast<int>(u));
+      if (const int b = callee_of(pu.units[u]); b >= 0) ++calls[signature[u] = prep->bodies[static_cast<size_t>(b)].signature];
+    }
+    const uint64_t block = calls.empty() ? 0 : std::max_element(calls.begin(), calls.end(), [](auto& x, auto& y) { return x.second < y.second; })->first;
+    pu.is_block.resize(pu.units.size());
+    for (size_t u = 0; u < pu.units.size(); ++u) pu.is_block[u] = block != 0 && signature[u] == block;
+    return pu;
+  };
+  auto pipeline_alternative = [&](const Mesh& mesh, const Context& base, const Solved* one_microbatch) -> std::optional<Alternative> {
+    const bool over_rows = mesh.rows > 1;
+    const int p = over_rows ? mesh.rows : mesh.cols;
+    if (p < 2 || root.items.empty()) return std::nullopt;
+    if (!pipeline_units) pipeline_units = find_pipeline_units();
+    const std::vector<int>& units = pipeline_units->units;
+    const std::vector<int>& unit_of_op = pipeline_units->unit_of_op;
     Alternative a;
     a.name = over_rows ? "pipeline parallel (" + std::to_string(p) + " stages over the 'batch' rows, tensor parallel inside each stage)"
                        : "pipeline parallel (" + std::to_string(p) + " stages over the devices of 'model', one device each)";
@@ -1094,17 +1138,15 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
           }
         }
       }
-      double stage_us = 0;
+      double stage_us = 0, send_us = 0, send_bytes = 0, stage_ccl_us = 0;
       for (size_t g = 0; g < starts.size(); ++g) {
         const size_t end = g + 1 < starts.size() ? starts[g + 1] : k;
-        stage_us = std::max(stage_us, std::accumulate(item_us.begin() + static_cast<std::ptrdiff_t>(starts[g]),
-                                                      item_us.begin() + static_cast<std::ptrdiff_t>(end), 0.0));
-      }
-      double send_us = 0, send_bytes = 0, stage_ccl_us = 0;
-      for (size_t g = 0; g < starts.size(); ++g) {
-        const size_t end = g + 1 < starts.size() ? starts[g + 1] : k;
-        double ccl = 0;
-        for (size_t i = starts[g]; i < end; ++i) ccl += item_ccl_us[i];
+        double time = 0, ccl = 0;
+        for (size_t i = starts[g]; i < end; ++i) {
+          time += item_us[i];
+          ccl += item_ccl_us[i];
+        }
+        stage_us = std::max(stage_us, time);
         stage_ccl_us = std::max(stage_ccl_us, ccl);
         if (g + 1 == starts.size()) continue;
         const auto& outputs = flow.ops[static_cast<size_t>(units[end - 1])].outputs;
@@ -1134,21 +1176,12 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
         const auto& op = flow.ops[static_cast<size_t>(units[pos])];
         return op.module > 0 ? model.modules[static_cast<size_t>(op.module)].name : op.name;
       };
-      // The blocks: the units that call the body most units call.
-      std::map<uint64_t, int> calls;
-      auto signature = [&](size_t pos) -> uint64_t {
-        const int callee = flow.ops[static_cast<size_t>(units[pos])].kind == OpKind::Call ? prep->body_of_op[static_cast<size_t>(units[pos])] : -1;
-        return callee >= 0 ? prep->bodies[static_cast<size_t>(callee)].signature : 0;
-      };
-      for (size_t pos = 0; pos < k; ++pos)
-        if (uint64_t sig = signature(pos)) ++calls[sig];
-      const uint64_t block = calls.empty() ? 0 : std::max_element(calls.begin(), calls.end(), [](auto& x, auto& y) { return x.second < y.second; })->first;
       a.blocks_per_stage.clear();
       for (size_t g = 0; g < starts.size(); ++g) {
         const size_t end = g + 1 < starts.size() ? starts[g + 1] : k;
         a.stage_spans.push_back(end - starts[g] == 1 ? item_name(starts[g]) : item_name(starts[g]) + " .. " + item_name(end - 1));
         int blocks = 0;
-        for (size_t pos = starts[g]; pos < end; ++pos) blocks += block != 0 && signature(pos) == block;
+        for (size_t pos = starts[g]; pos < end; ++pos) blocks += pipeline_units->is_block[pos];
         a.blocks_per_stage.push_back(blocks);
       }
     }
@@ -1571,25 +1604,14 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     // divide them nor are divided by them (Megatron's GQA rule, SHARDING.md §7).
     if (mesh.cols > 1) {
       std::set<std::string> blocked;
-      for (const int i : sized_ops) {
-        const auto& op = flow.ops[static_cast<size_t>(i)];
-        if (op.kind != OpKind::Attention && op.kind != OpKind::Softmax) continue;
-        const int q = op.inputs[0];
-        for (size_t d = 0; d < prep->roles[q].size(); ++d) {
-          if (prep->roles[q][d] != Role::Heads) continue;
-          const int64_t heads = flow.tensors[q].shape[d];
+      for (const auto& [i, h] : attention_heads) {
+        const std::string who = module_pattern(model.modules[flow.ops[static_cast<size_t>(i)].module].name);
+        for (const int64_t heads : h.heads)
           if (heads % mesh.cols != 0)
-            blocked.insert(std::to_string(heads) + " attention heads (" + module_pattern(model.modules[op.module].name) +
-                           ") do not divide the model axis (" + std::to_string(mesh.cols) + ")");
-        }
-        if (op.kind != OpKind::Attention) continue;
-        const int pr = prep->producer[op.inputs[1]];
-        if (pr < 0 || flow.ops[pr].kind != OpKind::Repeat) continue;
-        const int hd = flow.ops[pr].dims.empty() ? 1 : flow.ops[pr].dims[0];
-        const int64_t kv = flow.tensors[flow.ops[pr].inputs[0]].shape[hd];
-        if (kv > 0 && kv % mesh.cols != 0 && mesh.cols % kv != 0)
-          blocked.insert(std::to_string(kv) + " key/value heads (" + module_pattern(model.modules[op.module].name) +
-                         ") neither divide the model axis (" + std::to_string(mesh.cols) + ") nor are divided by it");
+            blocked.insert(std::to_string(heads) + " attention heads (" + who + ") do not divide the model axis (" + std::to_string(mesh.cols) + ")");
+        if (h.kv > 0 && h.kv % mesh.cols != 0 && mesh.cols % h.kv != 0)
+          blocked.insert(std::to_string(h.kv) + " key/value heads (" + who + ") neither divide the model axis (" + std::to_string(mesh.cols) +
+                         ") nor are divided by it");
       }
       result.meshes[at].blockers.assign(blocked.begin(), blocked.end());
     }
@@ -1638,12 +1660,9 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
     };
     for (const int i : sized_ops) {
       const auto& op = flow.ops[static_cast<size_t>(i)];
-      if (op.kind == OpKind::Attention || op.kind == OpKind::Softmax) {
-        // SDPA's query, or the scores a hand-written softmax(QKᵀ)V normalises: their heads dim.
-        int q = op.inputs[0];
-        for (size_t d = 0; d < prep->roles[q].size(); ++d) {
-          if (prep->roles[q][d] != Role::Heads) continue;
-          int64_t heads = flow.tensors[q].shape[d];
+      if (auto it = attention_heads.find(i); it != attention_heads.end()) {
+        const AttentionHeads& h = it->second;
+        for (const int64_t heads : h.heads)
           if (heads % n != 0)
             diag("divisibility-heads", "warning", module_pattern(model.modules[op.module].name),
                  std::to_string(heads) + " attention heads (" + kWho + ") do not divide the " + axis +
@@ -1651,28 +1670,19 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
                      ": attention cannot be head-sharded evenly, so the planner keeps its heads whole (its projections replicated or "
                      "split on another dim); " + fixes(heads, "heads"),
                  locate({"n_head", "num_heads", "n_heads", "num_attention_heads", "heads"}, heads, model.modules[op.module].span));
-        }
-        if (op.kind == OpKind::Softmax) continue;
         // GQA / MQA: the key / value heads before their repeat.
-        int k = op.inputs[1];
-        int pr = prep->producer[k];
-        if (pr >= 0 && flow.ops[pr].kind == OpKind::Repeat) {
-          int kv_t = flow.ops[pr].inputs[0];
-          int hd = flow.ops[pr].dims.empty() ? 1 : flow.ops[pr].dims[0];
-          int64_t kv = flow.tensors[kv_t].shape[hd];
-          int64_t heads = flow.tensors[q].shape[hd];
-          if (kv % n != 0 && heads % n == 0) {
-            std::string what = n % kv == 0
-                                   ? "the KV projections are replicated so that each device has the KV head of its query group "
-                                     "(Megatron accepts tp % kv_heads == 0; ColossalAI requires kv_heads % tp == 0); this costs "
-                                     "their compute and memory on every device"
-                                   : "neither divides the other: the KV projections are replicated";
-            diag("divisibility-kv-heads", "warning", "",
-                 std::to_string(kv) + " key/value heads do not divide the " + axis + " (" + std::to_string(n) + ") of mesh " +
-                     mesh.shape_string() + ": " + what + "; alternatively cap tensor parallelism at " + std::to_string(kv) +
-                     " and use the remaining devices for data or sequence parallelism",
-                 locate({"n_kv_heads", "num_key_value_heads", "kv_heads", "n_kv", "kv"}, kv, model.modules[op.module].span));
-          }
+        const int64_t kv = h.kv;
+        if (kv > 0 && kv % n != 0 && h.query_heads % n == 0) {
+          std::string what = n % kv == 0
+                                 ? "the KV projections are replicated so that each device has the KV head of its query group "
+                                   "(Megatron accepts tp % kv_heads == 0; ColossalAI requires kv_heads % tp == 0); this costs "
+                                   "their compute and memory on every device"
+                                 : "neither divides the other: the KV projections are replicated";
+          diag("divisibility-kv-heads", "warning", "",
+               std::to_string(kv) + " key/value heads do not divide the " + axis + " (" + std::to_string(n) + ") of mesh " +
+                   mesh.shape_string() + ": " + what + "; alternatively cap tensor parallelism at " + std::to_string(kv) +
+                   " and use the remaining devices for data or sequence parallelism",
+               locate({"n_kv_heads", "num_key_value_heads", "kv_heads", "n_kv", "kv"}, kv, model.modules[op.module].span));
         }
       }
       if (op.kind == OpKind::Contract && op.inputs.size() >= 2) {
