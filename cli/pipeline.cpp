@@ -140,15 +140,7 @@ int plan_pipeline(const std::string& command, const std::vector<PipelineEntry>& 
       m.runs = entry.runs > 0 ? entry.runs : plan::default_runs(script->workload.kind.kind, m.runs_why);
       if (entry.runs > 0) m.runs_why = "given";
       for (size_t s = 0; s < shapes.size(); ++s) {
-        const plan::MeshPlan& mp = script->result.meshes[s];
-        plan::PipelineShapeFigures f;
-        f.mesh = shapes[s];
-        f.planned = !mp.parameters.empty() || script->source.model.parameters.empty();
-        f.est_time_us = mp.totals.est_time_us;
-        f.per_request_us = mp.totals.est_time_us * m.runs;
-        f.collectives = mp.totals.collectives;
-        f.blocker = f.planned ? plan::shape_blocker(mp, script->result.diagnostics) : "no layout satisfies the constraints";
-        m.shapes.push_back(std::move(f));
+        m.shapes.push_back(plan::shape_figures(script->result.meshes[s], script->result.diagnostics, !script->source.model.parameters.empty(), m.runs));
       }
     }
     models.push_back(std::move(m));

@@ -31,6 +31,17 @@ std::string shape_blocker(const MeshPlan& mesh_plan, const std::vector<Diagnosti
   return "";
 }
 
+PipelineShapeFigures shape_figures(const MeshPlan& mesh_plan, const std::vector<Diagnostic>& diagnostics, bool model_has_parameters, int runs) {
+  PipelineShapeFigures f;
+  f.mesh = mesh_plan.mesh;
+  f.planned = !mesh_plan.parameters.empty() || !model_has_parameters;
+  f.est_time_us = mesh_plan.totals.est_time_us;
+  f.per_request_us = f.est_time_us * runs;
+  f.collectives = mesh_plan.totals.collectives;
+  f.blocker = f.planned ? shape_blocker(mesh_plan, diagnostics) : "no layout satisfies the constraints";
+  return f;
+}
+
 namespace {
 
 // The candidate among `shapes` fastest for `model` (-1: none planned among them).

@@ -34,6 +34,11 @@ struct PipelineShapeFigures {
   bool feasible() const { return planned && blocker.empty(); }
 };
 
+// A model's figures on one candidate shape, from its plan there: the time per request is the
+// estimate per forward times `runs`; a shape with no plan (no layout satisfies the constraints) or
+// one the model cannot run under (shape_blocker) is not feasible.
+PipelineShapeFigures shape_figures(const MeshPlan& mesh_plan, const std::vector<Diagnostic>& diagnostics, bool model_has_parameters, int runs);
+
 struct PipelineModel {
   std::string file;
   std::string name;          // the model's class

@@ -85,18 +85,13 @@ SharedShape plan_shared_shape(const std::vector<PipelineMember>& members, const 
     m.name = planned && !a->model().modules.empty() ? a->model().modules[0].class_name : "?";
     m.runs = member.runs > 0 ? member.runs : planned ? plan::default_runs(plan::default_workload(a->model()).kind, m.runs_why) : 1;
     for (size_t k = 0; k < out.candidates.size(); ++k) {
+      if (planned) {
+        m.shapes.push_back(plan::shape_figures(a->plan.meshes[k], a->plan.diagnostics, !a->model().parameters.empty(), m.runs));
+        continue;
+      }
       plan::PipelineShapeFigures f;
       f.mesh = out.candidates[k];
-      if (planned) {
-        const auto& mp = a->plan.meshes[k];
-        f.planned = !mp.parameters.empty() || a->model().parameters.empty();
-        f.est_time_us = mp.totals.est_time_us;
-        f.per_request_us = f.est_time_us * m.runs;
-        f.collectives = mp.totals.collectives;
-        f.blocker = plan::shape_blocker(mp, a->plan.diagnostics);
-      } else {
-        f.blocker = error.empty() ? (a ? (a->error.empty() ? "the model could not be planned" : a->error) : "not analysed") : error;
-      }
+      f.blocker = error.empty() ? (a ? (a->error.empty() ? "the model could not be planned" : a->error) : "not analysed") : error;
       m.shapes.push_back(std::move(f));
     }
     out.models.push_back(std::move(m));
