@@ -296,19 +296,21 @@ class MeshPlanner {
 
   // --strategy tensor (issue 3's definition): every linear layer on the token stream whose weight
   // splits evenly over the axis is tensor-parallel. Left to the cost model: tiny weights (routers),
-  // layers on a per-sample vector (timestep and conditioning MLPs, adaLN), convolutions and patch
-  // embeddings, and embeddings (vocab-parallel only where it pays): the consensus shards none of
-  // them by rule (SHARDING.md §7).
+  // layers on a per-sample vector (timestep and conditioning MLPs, adaLN), convolutions, and
+  // embeddings (vocab-parallel only where it pays): the consensus shards none of them by rule
+  // (SHARDING.md §7). A conv front end that makes the token stream is kept whole, as the consensus
+  // keeps it: split, its channels are gathered again before the first norm.
   // --strategy tensor's rule on a context: the layers it names must take their Megatron layout.
   void megatron_rule(Context& c, int n) const {
     c.tensor_required = tensor_required(n);
     c.replication_us = kReplicationUs;
     c.tensor_required_hash = 0;
     for (size_t i = 0; i < c.tensor_required->size(); ++i)
-      if ((*c.tensor_required)[i] >= 0) c.tensor_required_hash = ir::mix64(c.tensor_required_hash + 1, i * 256 + static_cast<uint8_t>((*c.tensor_required)[i]));
+      if ((*c.tensor_required)[i] != -1) c.tensor_required_hash = ir::mix64(c.tensor_required_hash + 1, i * 256 + static_cast<uint8_t>((*c.tensor_required)[i]));
   }
 
-  // Per parameter: the dim --strategy tensor shards it on (-1: left to the cost model; +64: as
+  // Per parameter: the dim --strategy tensor shards it on (-1: left to the cost model;
+  // kRequiredReplicated: kept whole as the consensus keeps it; +64: as
   // concatenated segments, a fused q/k/v whose output is split after the matmul). Megatron's
   // pairing: a layer reading the residual stream (hidden features) is column-parallel (its output
   // features split); a layer reading what a column layer or attention produced (FFN features,
@@ -387,6 +389,45 @@ class MeshPlanner {
       }
       return 0;
     };
+    // What a view that only merges or splits leading dims (the features last, unchanged) was made
+    // of, through any number of such views.
+    auto unflattened = [&](int t) {
+      for (int hops = 0; hops < 4; ++hops) {
+        const int p = prep_.producer[static_cast<size_t>(t)];
+        if (p < 0) break;
+        const auto& pop = flow.ops[static_cast<size_t>(p)];
+        if (pop.kind != OpKind::Reshape || pop.inputs.empty()) break;
+        const auto &from = flow.tensors[pop.inputs[0]].shape, &to = flow.tensors[t].shape;
+        if (from.empty() || to.empty() || from.back() != to.back()) break;
+        t = pop.inputs[0];
+      }
+      return t;
+    };
+    // A conv front end: convolutions whose output, channels moved last (a permute on the way),
+    // becomes the residual stream's tokens (ViT's patch embedding, Whisper's two convs). The
+    // consensus keeps them whole; a VAE's convs, read by norms channels-first, are not one.
+    auto makes_token_stream = [&](const ir::Op& conv) {
+      if (conv.outputs.empty() || flow.tensors[conv.outputs[0]].shape.size() < 3) return false;
+      const int64_t channels = flow.tensors[conv.outputs[0]].shape[1];
+      std::vector<std::pair<int, bool>> frontier{{conv.outputs[0], false}};  // (tensor, a permute on the way)
+      for (int hops = 0; hops < 8 && !frontier.empty(); ++hops) {
+        std::vector<std::pair<int, bool>> next;
+        for (const auto& [t, permuted] : frontier) {
+          const auto& shape = flow.tensors[t].shape;
+          if (permuted && prep_.residual_stream[static_cast<size_t>(t)] && !shape.empty() && shape.back() == channels) return true;
+          for (const int c : prep_.consumers(t)) {
+            const auto& cop = flow.ops[static_cast<size_t>(c)];
+            const bool passes = cop.kind == OpKind::Unary || cop.kind == OpKind::Reshape || cop.kind == OpKind::Permute ||
+                                cop.kind == OpKind::Add || cop.kind == OpKind::Scale || cop.kind == OpKind::Concat ||
+                                (cop.kind == OpKind::Contract && cop.is_convolution());
+            if (!passes || next.size() > 16) continue;
+            for (const int o : cop.outputs) next.push_back({o, permuted || cop.kind == OpKind::Permute});
+          }
+        }
+        frontier = std::move(next);
+      }
+      return false;
+    };
     const bool stream_known = std::any_of(prep_.residual_stream.begin(), prep_.residual_stream.end(), [](char c) { return c != 0; });
     std::vector<int> split_of(flow.tensors.size(), -1);  // tensor -> a Split op that reads it
     for (size_t i = 0; i < flow.ops.size(); ++i)
@@ -397,7 +438,11 @@ class MeshPlanner {
     for (const auto& op : flow.ops) {
       if (op.kind != OpKind::Contract || op.inputs.size() < 2) continue;
       const std::string& eq = op.equation;
-      if (op.is_convolution()) continue;
+      if (op.is_convolution()) {
+        if (const int w = op.inputs[1]; flow.tensors[w].parameter >= 0 && makes_token_stream(op))
+          (*out)[static_cast<size_t>(flow.tensors[w].parameter)] = kRequiredReplicated;
+        continue;
+      }
       const auto& w = flow.tensors[op.inputs[1]];
       if (w.parameter < 0 || w.shape.size() < 2) continue;
       if (std::any_of(w.shape.begin(), w.shape.end(), [&](int64_t d) { return vocabularies.count(d) > 0; })) continue;
@@ -409,10 +454,19 @@ class MeshPlanner {
       const std::string w_letters = eq.substr(comma + 1, w_end - comma - 1), out_letters = eq.substr(arrow + 2);
       const auto x_roles = prep_.roles[op.inputs[0]];
       // The activation carries a sequence (tokens, or the patches and frames a conv front end
-      // makes: ViT's flattened grid, Whisper's frames), not one vector per sample.
+      // makes: ViT's flattened grid, Whisper's frames), not one vector per sample. Asked of what the
+      // layer's input was before a flattening view (HF Conv1D's x.view(-1, d)): in decode that view
+      // makes [1, d] of [1, 1, d], which no longer shows its token dim.
+      // A size-1 sequence dim is one token picked out (BERT's pooler reads hidden_states[:, 0]),
+      // except in decode, where it is the whole sequence.
+      const int x_source = unflattened(op.inputs[0]);
+      const auto& x_shape = flow.tensors[x_source].shape;
+      const auto source_roles = prep_.roles[static_cast<size_t>(x_source)];
       bool stream = false;
-      for (Role r : x_roles) stream |= r == Role::Seq || r == Role::Tokens || r == Role::Spatial;
-      const auto& x_shape = flow.tensors[op.inputs[0]].shape;
+      for (size_t d = 0; d < source_roles.size() && d < x_shape.size(); ++d) {
+        const Role r = source_roles[d];
+        stream |= r == Role::Spatial || ((r == Role::Seq || r == Role::Tokens) && (x_shape[d] > 1 || prep_.single_token));
+      }
       for (size_t d = 1; !stream && d + 1 < x_shape.size(); ++d) stream = x_shape[d] > 1;
       if (!stream || w_letters.size() != w.shape.size()) continue;
       int column = -1, row = -1;
@@ -432,7 +486,7 @@ class MeshPlanner {
       const int core_before = attention_before(op.inputs[0]);  // merged heads: what a row layer reads
       // A projection into an attention's heads from elsewhere (cross-attention's keys and values
       // from a text encoder's states) is column-parallel like q.
-      const bool reads_stream = (stream_known ? prep_.residual_stream[static_cast<size_t>(op.inputs[0])] != 0
+      const bool reads_stream = (stream_known ? prep_.residual_stream[static_cast<size_t>(x_source)] != 0
                                               : stream_feature(contracted) && core_before < 0) ||
                                 (core_before < 0 && !op.outputs.empty() && heads_after(op.outputs[0]) > 0);
       const int dim = reads_stream ? column : row;
@@ -1658,6 +1712,12 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
              "keep it replicated (its weights and compute on every device); or split it over " + std::to_string(degree) +
              (degree == 1 ? " device (no split)" : " devices") + " on a 2-D mesh and use the rest for data or sequence parallelism" + shape;
     };
+    auto experts_diag = [&](int64_t experts, ir::Span span) {
+      diag("divisibility-experts", "information", "",
+           std::to_string(experts) + " experts do not divide the " + axis + " (" + std::to_string(n) + ") of mesh " + mesh.shape_string() +
+               ": expert parallelism is not possible; experts are tensor-parallel inside or replicated",
+           locate({"expert"}, experts, span));
+    };
     for (const int i : sized_ops) {
       const auto& op = flow.ops[static_cast<size_t>(i)];
       if (auto it = attention_heads.find(i); it != attention_heads.end()) {
@@ -1722,11 +1782,30 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
                    "so the planner shards it on the hidden dim or keeps it replicated; " + fixes(shape[0], "vocabulary"),
                locate({"vocab"}, shape[0], model.parameters[flow.tensors[w].parameter].span));
       }
-      if (op.kind == OpKind::Experts && op.sizes[0] % n != 0)
-        diag("divisibility-experts", "information", "",
-             std::to_string(op.sizes[0]) + " experts do not divide the " + axis + " (" + std::to_string(n) + ") of mesh " + mesh.shape_string() +
-                 ": expert parallelism is not possible; experts are tensor-parallel inside or replicated",
-             locate({"expert"}, op.sizes[0], model.modules[op.module].span));
+      if (op.kind == OpKind::Experts && op.sizes[0] % n != 0) experts_diag(op.sizes[0], model.modules[op.module].span);
+    }
+    // Routed experts as stacked weights ([experts, in, out], indexed per expert in a loop: HF
+    // Mixtral / Qwen2-MoE): the experts a router's top-k picks among are the stacked weights' dim 0.
+    for (const auto& op : flow.ops) {
+      if (op.kind != OpKind::TopK || op.inputs.empty()) continue;
+      int t = op.inputs[0];
+      for (int hops = 0; hops < 4 && prep->producer[static_cast<size_t>(t)] >= 0; ++hops) {
+        const auto& pop = flow.ops[static_cast<size_t>(prep->producer[static_cast<size_t>(t)])];
+        if (pop.kind == OpKind::Contract && pop.inputs.size() >= 2 && flow.tensors[pop.inputs[1]].parameter >= 0) {
+          const auto& router = flow.tensors[pop.inputs[1]].shape;
+          const int64_t experts = router.empty() ? 0 : router[0];
+          if (experts <= 1 || experts % n == 0) break;
+          for (const auto& param : model.parameters)
+            if (param.shape.size() == 3 && param.shape[0] == experts) {
+              experts_diag(experts, param.span);
+              break;
+            }
+          break;
+        }
+        if (pop.kind != OpKind::Softmax && pop.kind != OpKind::Unary && pop.kind != OpKind::Scale) break;
+        t = pop.inputs.empty() ? -1 : pop.inputs[0];
+        if (t < 0) break;
+      }
     }
     for (auto& [key, one] : said) {
       const size_t more = one.others.size();

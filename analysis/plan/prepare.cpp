@@ -93,6 +93,14 @@ void assign_roles(Prepared& p) {
       for (size_t i = 2; i < r.size(); ++i) r[i] = Role::Spatial;
     }
   }
+  // One token per sequence (decode): a size-1 sequence dim is the whole sequence, so views that
+  // merge it with the batch make a tokens dim; elsewhere such a dim is one token picked out
+  // (BERT's pooler reads hidden_states[:, 0]), one vector per sample.
+  bool& single_token = p.single_token;
+  single_token = false;
+  for (int in : flow.inputs)
+    for (size_t d = 0; d < p.roles[in].size(); ++d)
+      single_token |= p.roles[in][d] == Role::Seq && flow.tensors[in].shape[d] == 1;
   auto feature_role = [&](int64_t size) {
     if (size == p.hidden_size) return Role::Hidden;
     if (size == p.vocab_size) return Role::Vocab;
@@ -147,6 +155,32 @@ void assign_roles(Prepared& p) {
         auto ro = p.roles[op.outputs[0]];
         size_t i = 0, o = 0;
         while (i < is.size() && o < os.size()) {
+          if (single_token && is[i] == 1 && os[o] == 1) {
+            // Decode's [1, 1, d] viewed as [1, d] is a tokens dim, batch × sequence, as it is in
+            // prefill (HF Conv1D's x.view(-1, d)); [1, d] viewed back as [1, 1, d] is batch and
+            // sequence again.
+            size_t ones_in = 0, ones_out = 0;
+            while (i + ones_in < is.size() && is[i + ones_in] == 1) ++ones_in;
+            while (o + ones_out < os.size() && os[o + ones_out] == 1) ++ones_out;
+            if (ones_out > ones_in && ri[i] == Role::Tokens) {
+              ro[o] = Role::Batch;
+              ro[o + 1] = Role::Seq;
+              o += 2;
+              ++i;
+              continue;
+            }
+            if (ones_in > ones_out) {
+              const size_t merged = ones_in - ones_out + 1;
+              bool batch = false, tokens = false;
+              for (size_t k = 0; k < merged; ++k) {
+                batch |= ri[i + k] == Role::Batch;
+                tokens |= ri[i + k] == Role::Seq || ri[i + k] == Role::Tokens;
+              }
+              ro[o++] = batch && tokens ? Role::Tokens : ri[i];
+              i += merged;
+              continue;
+            }
+          }
           if (is[i] == os[o]) { ro[o] = ri[i]; ++i; ++o; continue; }
           if (is[i] == 1) { ++i; continue; }
           if (os[o] == 1) { ++o; continue; }

@@ -97,6 +97,8 @@ double storage_cost(const Prepared& prep, int t, Spec s, const Context& ctx) {
     if (const int req = (*ctx.tensor_required)[static_cast<size_t>(param)]; req >= 0) {
       const bool segments = req >= 64;  // see MeshPlanner::tensor_required
       if (!(s.sharded() && s.dim == req % 64 && (!segments || s.kind == kSegments))) extra += ctx.replication_us;
+    } else if (req == kRequiredReplicated && s.sharded()) {
+      extra += ctx.replication_us;
     }
   if (ctx.memory_lambda <= 0) return extra;
   double b = tensor_bytes(prep, t, ctx);

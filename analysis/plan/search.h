@@ -25,6 +25,8 @@
 
 namespace shardlens::plan::detail {
 
+// --strategy tensor's rule for a parameter the consensus keeps whole (Context::tensor_required).
+inline constexpr int8_t kRequiredReplicated = -2;
 // How one tensor lies on one mesh axis.
 enum SpecKind : uint8_t { kReplicated = 0, kPartial = 1, kSharded = 2, kSegments = 3 };
 struct Spec {
@@ -116,7 +118,7 @@ struct Context {
   uint64_t preferred_hash = 0;  // set with preferred_params
   // --strategy tensor: per parameter index, the dim it must be split on (-1: free); any other
   // layout costs `replication_us` in the search only (see plan.cpp).
-  std::shared_ptr<const std::vector<int8_t>> tensor_required;
+  std::shared_ptr<const std::vector<int8_t>> tensor_required;  // per parameter (MeshPlanner::tensor_required)
   double replication_us = 0;
   uint64_t tensor_required_hash = 0;  // set with tensor_required
   uint64_t hash() const;
@@ -229,6 +231,7 @@ struct Prepared {
   std::vector<std::vector<int>> segments;   // per tensor: k of later equal k-way splits of its last dim
   std::vector<char> residual_stream;        // per tensor: on the residual stream (see mark_residual_stream)
   int64_t hidden_size = 0, vocab_size = 0;
+  bool single_token = false;  // the inputs' sequence dim is 1 (decode): a size-1 sequence dim is the whole sequence
   std::unique_ptr<ModulePatterns> patterns;  // never null after prepare()
 };
 // `recycled`: a preparation nobody else holds any more, whose buffers this one reuses (a re-plan

@@ -55,15 +55,19 @@ CONFIGS = {
 
 
 class Conv1D(nn.Module):
-    """HF GPT-2's linear layer: weight [in, out]."""
+    """HF GPT-2's linear layer: weight [in, out], applied to the tokens flattened to [B*S, in]
+    (in decode that view makes [1, in] of [1, 1, in])."""
 
     def __init__(self, n_in, n_out):
         super().__init__()
+        self.n_out = n_out
         self.weight = nn.Parameter(torch.empty(n_in, n_out))
         self.bias = nn.Parameter(torch.zeros(n_out))
 
     def forward(self, x):
-        return x @ self.weight + self.bias
+        size_out = x.size()[:-1] + (self.n_out,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return x.view(size_out)
 
 
 def linear(c, n_in, n_out, bias=None):

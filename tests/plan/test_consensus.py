@@ -69,16 +69,7 @@ CONSENSUS = {
 
 # Checks that fail today, each with why (a check's name starts with the key). The test is red when
 # any other check fails, and also when one of these passes: then it comes off this list.
-FRONT_END = ("the cost model splits the conv front end's output channels and gathers them before the first norm: one "
-             "all-gather more than the consensus, which keeps it replicated")
-DIT = ("the cost model pairs the timestep MLP's last layer (column) with each block's adaLN modulation (row): one "
-       "small all-reduce per block buys adaLN's weights split over the axis; the consensus keeps both replicated")
 KNOWN_GAPS = {
-    "gpt2 --strategy tensor: no collective between": "HF Conv1D's bias add after the per-segment split of c_attn gathers",
-    "qwen2_moe: diagnostic divisibility-experts": "60 experts over 8 devices are not diagnosed yet",
-    "whisper --strategy tensor: every consensus layout": FRONT_END,
-    "vit --strategy tensor: every consensus layout": FRONT_END,
-    "dit --strategy tensor: every consensus layout": DIT,
 }
 
 results = []

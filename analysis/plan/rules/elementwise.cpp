@@ -31,19 +31,20 @@ void elementwise(RuleBuilder& b, bool allow_partial, bool partial_needs_all) {
     }
     b.add(in, b.all_outputs(Spec::S(d)), flops, true, "sharded");
   }
-  // Segmented tensors pass through elementwise ops of the same rank.
-  if (nin >= 1) {
+  // Segmented tensors pass through elementwise ops on their last dim; an input broadcast along it
+  // is whole, one of lower rank that has it is segmented the same way (HF Conv1D's bias after a
+  // fused q/k/v: x @ W + b).
+  if (nin >= 1 && orank >= 1) {
     int d = orank - 1;
     for (int k : {2, 3}) {
       int64_t size = b.shape(op.outputs[0])[d];
       if (size % (k * b.n) != 0 || !b.divisible(op.outputs[0], d)) continue;
       std::vector<Spec> in;
-      bool ok = true;
       for (int t : op.inputs) {
-        if (b.rank(t) != orank) { ok = b.shape(t).empty() || b.flow.tensors[t].numel() == 1; in.push_back(Spec::R()); continue; }
-        in.push_back(Spec::Seg(d, k));
+        const int a = aligned_dim(b, t, d, orank);
+        in.push_back(a >= 0 ? Spec::Seg(a, k) : Spec::R());
       }
-      if (ok) b.add(in, b.all_outputs(Spec::Seg(d, k)), flops, true, "segments");
+      b.add(in, b.all_outputs(Spec::Seg(d, k)), flops, true, "segments");
     }
   }
   if (allow_partial) {
