@@ -79,6 +79,17 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Extraction that traces forward() as the CLI and the server do for `workload`: a prefill's
+// forward sees `seq` tokens per sequence, a decode's one token over a context of `seq`.
+python::ExtractOptions traced_for(const plan::Workload& workload) {
+  python::ExtractOptions extract;
+  extract.trace_forward = true;
+  extract.workload.batch = workload.batch;
+  extract.workload.tokens = workload.tokens_per_forward();
+  extract.workload.context = workload.seq;
+  return extract;
+}
+
 void run(const std::string& name, const std::string& path, const std::string& edit_from, const std::string& edit_to) {
   std::string text = read(path);
   if (text.empty()) {
@@ -87,8 +98,7 @@ void run(const std::string& name, const std::string& path, const std::string& ed
   }
   plan::PlanOptions options;
   options.meshes = bench_meshes();
-  python::ExtractOptions extract;
-  extract.trace_forward = true;
+  python::ExtractOptions extract = traced_for(options.workload);
 
   python::ModelExtractor extractor(text, path);
   auto t0 = Clock::now();
@@ -173,9 +183,11 @@ bool cut_short(const plan::PlanResult& r) {
 // Counts plans whose search hit its state cap into *cut.
 void scaling_case(const std::string& name, const std::string& text, plan::Phase phase, const std::string& edit_from,
                   const std::string& edit_to, int runs, int* cut, double target_ms = 50) {
+  plan::PlanOptions options;
+  options.meshes = bench_meshes({"n300", "t3k", "galaxy", "1x32"});
+  options.workload.phase = phase;
   python::ModelExtractor extractor(text, "model.py");
-  python::ExtractOptions extract;
-  extract.trace_forward = true;
+  python::ExtractOptions extract = traced_for(options.workload);
   auto t0 = Clock::now();
   auto first = extractor.extract(extract);
   const double extract_ms = ms_since(t0);
@@ -183,9 +195,6 @@ void scaling_case(const std::string& name, const std::string& text, plan::Phase 
     std::printf("  %-44s extraction failed: %s\n", name.c_str(), first.error.c_str());
     return;
   }
-  plan::PlanOptions options;
-  options.meshes = bench_meshes({"n300", "t3k", "galaxy", "1x32"});
-  options.workload.phase = phase;
   std::vector<double> cold, cold_cpu;
   plan::PlanResult result;
   for (int i = 0; i < runs; ++i) {
@@ -308,14 +317,12 @@ void run_scaling(const std::string& dir) {
   const std::string lsp = read(dir + "/lsp_bench_model.py");
   if (!lsp.empty()) {
     // As the issue measured it: prefill on a T3K alone.
-    python::ModelExtractor extractor(lsp, "model.py");
-    python::ExtractOptions extract;
-    extract.trace_forward = true;
-    auto r = extractor.extract(extract);
     plan::PlanOptions options;
     std::string error;
     options.meshes = {*plan::parse_mesh("t3k", error)};
     options.workload.phase = plan::Phase::Prefill;
+    python::ModelExtractor extractor(lsp, "model.py");
+    auto r = extractor.extract(traced_for(options.workload));
     std::vector<double> cold, cold_cpu;
     plan::PlanResult result;
     for (int i = 0; i < 3; ++i) {
