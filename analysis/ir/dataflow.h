@@ -75,6 +75,9 @@ struct Op {
   SmallVector<int64_t, 2> sizes;
   int64_t groups = 1;       // Norm: GroupNorm groups; Contract (conv): feature groups
   bool linear = false;      // Reduce: sum/mean (partial sums may pass through)
+  // Attention: causal (is_causal requested, the calling attention module says so, or keys from a
+  // cache longer than the one query token): what a decoder LM's attention is.
+  bool causal = false;
   int module = -1;          // index into ModelIR::modules: whose forward ran it (Call: the callee)
   int end = -1;             // Call: one past the last op of its body
   Span span;

@@ -35,6 +35,7 @@ struct Evidence {
   bool lm_head = false;    // a contraction whose output features equal the vocabulary
   bool encoder = false, decoder = false;  // submodules named so
   bool causal_name = false;  // class names of causal LMs (…CausalLM, GPT…, Llama…, …Decoder…)
+  bool causal = false;       // causal attention traced (see ir::Op::causal)
   bool encoder_name = false; // class names of encoders (Bert, Roberta, ViT, …Encoder…, …MaskedLM)
   bool timestep = false;   // a timestep / adaLN conditioning module
   int64_t positions = 0;   // the position table's length
@@ -44,7 +45,7 @@ Evidence read_evidence(const ir::ModelIR& model) {
   Evidence e;
   const auto& flow = model.dataflow;
   for (const auto& op : flow.ops) {
-    if (op.kind == ir::OpKind::Attention) ++e.attention;
+    if (op.kind == ir::OpKind::Attention) ++e.attention, e.causal |= op.causal;
     if (op.is_convolution()) ++e.convs;
     if (op.kind == ir::OpKind::Embedding && op.inputs.size() > 1) {
       const auto& w = flow.tensors[op.inputs[1]].shape;
@@ -52,9 +53,15 @@ Evidence read_evidence(const ir::ModelIR& model) {
     }
   }
   // Hand-written attention: a softmax whose input came from a matmul of two activations.
+  // In a decode trace its scores are [..., 1, keys] with more keys than the one query token: a
+  // KV cache, so causal (BLOOM's ALiBi attention).
   if (e.attention == 0)
     for (const auto& op : flow.ops)
-      if (op.kind == ir::OpKind::Softmax) ++e.attention;
+      if (op.kind == ir::OpKind::Softmax) {
+        ++e.attention;
+        const auto& scores = op.inputs.empty() ? ir::Shape{} : flow.tensors[op.inputs[0]].shape;
+        e.causal |= scores.size() >= 3 && scores[scores.size() - 2] == 1 && scores.back() > 1 && scores.back() != e.vocab;
+      }
   for (const auto& op : flow.ops) {
     if (op.kind != ir::OpKind::Contract || op.inputs.size() < 2 || e.vocab == 0) continue;
     const auto& w = flow.tensors[op.inputs[1]];
@@ -113,8 +120,9 @@ DefaultWorkload default_workload(const ir::ModelIR& model) {
   // A class-conditional DiT embeds its labels (1001 classes) but has no head over them.
   else if (e.timestep && e.attention > 0 && e.convs > 0 && !e.lm_head) w.kind = ModelKind::DiffusionTransformer;
   else if (e.vocab && e.attention > 0 && e.lm_head && !e.encoder_name && (e.causal_name || !e.encoder)) w.kind = ModelKind::DecoderLM;
-  // A causal LM's backbone without its head (GPT2Model, LlamaModel): generation runs it all the same.
-  else if (e.vocab && e.attention > 0 && e.causal_name && !e.encoder_name && !e.encoder) w.kind = ModelKind::DecoderLM;
+  // A causal LM's backbone without its head (GPT2Model, LlamaModel, OlmoModel): generation runs it
+  // all the same.
+  else if (e.vocab && e.attention > 0 && (e.causal_name || e.causal) && !e.encoder_name && !e.encoder) w.kind = ModelKind::DecoderLM;
   else if (e.vocab && e.attention > 0) w.kind = ModelKind::TextEncoder;
   else if (e.convs > 0 && e.attention > 0 && e.positions > 0 && !e.timestep) w.kind = ModelKind::VisionEncoder;
   else if (e.convs > 0) w.kind = ModelKind::ConvNet;

@@ -367,14 +367,24 @@ Value ForwardTracer::conv(Interpreter& in, const std::string& name, const Value&
 }
 
 Value ForwardTracer::attention(Interpreter& in, const std::string& name, const Value& q, const Value& k,
-                               const Value& v, const ir::Span& site) {
+                               const Value& v, const ir::Span& site, bool causal_requested) {
   auto *qs = shape_of(q), *ks = shape_of(k), *vs = shape_of(v);
   if (!qs || !ks || !vs || qs->size() < 2 || vs->size() != qs->size())
     return record_unknown(in, name, {q, k, v}, "attention operand shapes unknown", site);
   auto out = *qs;
   out.back() = vs->back();
   Value r = Value::object(make(in, out, q.as<TensorObj>()->dtype, site));
-  record(OpKind::Attention, name, {q, k, v}, r, site);
+  bool causal = causal_requested;
+  // HF attention modules say so (`self.is_causal = True`) even where one query token makes
+  // is_causal moot; a decode step reads keys of a cache longer than its one query token.
+  if (!causal && !module_stack_.empty())
+    if (InstanceObj* module = walk_[static_cast<size_t>(module_stack_.back())].module) {
+      const Value* flag = module->find_attribute("is_causal");
+      if (!flag && module->cls) flag = module->cls->lookup("is_causal");
+      causal = flag && flag->kind == Value::Kind::Bool && flag->b;
+    }
+  if (!causal && ks->size() >= 2) causal = (*qs)[qs->size() - 2] == 1 && (*ks)[ks->size() - 2] > 1;
+  record(OpKind::Attention, name, {q, k, v}, r, site).causal = causal;
   return r;
 }
 
@@ -847,6 +857,14 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
     }
     return r;
   }
+  if (name == "baddbmm") {
+    // input + batch1 @ batch2 (BLOOM adds its ALiBi bias to the scores so): the product, then
+    // a broadcasting add (beta and alpha are scalars: they move no data).
+    Value input = method ? fn.self : arg(0, "input");
+    Value product = matmul(in, "baddbmm", arg(a0, "batch1"), arg(a0 + 1, "batch2"), site);
+    if (!product.as<TensorObj>() || !input.as<TensorObj>()) return product;
+    return binary(in, "+", input, product, site);
+  }
   if (name == "einsum") {
     Value eqv = arg(0, "equation");
     std::vector<Value> operands;
@@ -872,8 +890,11 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
     return conv(in, "F." + name, x, arg(1, "weight"), arg(2, "bias"), ints_of(arg(3, "stride"), n, 1),
                 ints_of(arg(4, "padding"), n, 0), ints_of(arg(5, "dilation"), n, 1), g.is_int() ? g.as_int() : 1, site);
   }
-  if (name == "scaled_dot_product_attention")
-    return attention(in, "F.scaled_dot_product_attention", arg(0, "query"), arg(1, "key"), arg(2, "value"), site);
+  if (name == "scaled_dot_product_attention") {
+    const Value is_causal = arg(5, "is_causal");
+    return attention(in, "F.scaled_dot_product_attention", arg(0, "query"), arg(1, "key"), arg(2, "value"), site,
+                     is_causal.kind == Value::Kind::Bool && is_causal.b);
+  }
   if (name == "layer_norm" || name == "rms_norm" || name == "group_norm" || name == "batch_norm" ||
       name == "instance_norm" || name == "normalize") {
     auto* xs = shape_of(x);

@@ -188,7 +188,7 @@ class ForwardTracer {
              const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
              const std::vector<int64_t>& dilation, int64_t groups, const ir::Span& site);
   Value attention(Interpreter& in, const std::string& name, const Value& q, const Value& k, const Value& v,
-                  const ir::Span& site);
+                  const ir::Span& site, bool causal_requested = false);
   Value mha(Interpreter& in, InstanceObj& layer, CallArgs& args, const ir::Span& site);
   Value same_shape(Interpreter& in, ir::OpKind kind, const std::string& name, const Value& x,
                    const std::vector<Value>& extra, const ir::Span& site);

@@ -365,6 +365,59 @@ model = GPT2Model()
   CHECK(kg.seq == 256);
 }
 
+// A decoder LM is known by its attention, whatever its classes are called (OLMo, Phi-3, Granite,
+// StableLM backbones): an attention module that says `self.is_causal = True` (HF's, even in a
+// decode trace where one query token makes is_causal moot), or SDPA asked for is_causal; the same
+// code with neither is an encoder.
+TEST_CASE("Model kind: causal attention makes a backbone with any class name a decoder LM", "[plan][kind]") {
+  auto script = [](const std::string& attention_init, const std::string& sdpa_flags) {
+    return R"py(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+)py" + attention_init + R"py(
+        self.qkv = nn.Linear(64, 192)
+        self.o = nn.Linear(64, 64)
+    def forward(self, x):
+        b, s, _ = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, 4, 16).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v)py" + sdpa_flags + R"py()
+        return self.o(y.transpose(1, 2).reshape(b, s, 64))
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(3000, 64)
+        self.layers = nn.ModuleList([Attention() for _ in range(2)])
+    def forward(self, input_ids):
+        x = self.embed_tokens(input_ids)
+        for layer in self.layers:
+            x = x + layer(x)
+        return x
+
+model = Backbone()
+)py";
+  };
+  auto kind_of = [](const std::string& text, int64_t tokens) {
+    python::TraceWorkload w;
+    w.tokens = tokens;
+    auto r = traced(text, w);
+    REQUIRE(r.ok);
+    return plan::default_workload(r.model).kind;
+  };
+  const std::string flagged = script("        self.is_causal = True", ""), asked = script("        pass", ", is_causal=True"),
+                    neither = script("        self.is_causal = False", "");
+  CHECK(kind_of(flagged, 1) == plan::ModelKind::DecoderLM);
+  CHECK(kind_of(flagged, 16) == plan::ModelKind::DecoderLM);
+  CHECK(kind_of(asked, 16) == plan::ModelKind::DecoderLM);
+  CHECK(kind_of(neither, 1) == plan::ModelKind::TextEncoder);
+  CHECK(kind_of(neither, 16) == plan::ModelKind::TextEncoder);
+}
+
 // diffusers' rotary fills torch.empty_like(q) through strided slices: empty_like reads only q's
 // shape, so each device makes its block as q is laid out; heads stay split through it (Megatron:
 // q/k/v column, out row, one all-reduce per block; no gather at empty_like).

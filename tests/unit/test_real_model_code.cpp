@@ -376,6 +376,43 @@ model = M()
   CHECK_FALSE(bad.model.unresolved.empty());
 }
 
+// BLOOM adds its ALiBi bias to the attention scores with the method form of baddbmm.
+TEST_CASE("Tensor.baddbmm and torch.baddbmm: the batched product plus a broadcast input (BLOOM's ALiBi scores)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = 4
+        self.qkv = nn.Linear(64, 192)
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q, k, v = self.qkv(x).view(b * s, 3, 64).chunk(3, dim=1)
+        q = q.reshape(b, s, self.heads, 16).transpose(1, 2).reshape(b * self.heads, s, 16)
+        k = k.reshape(b, s, self.heads, 16).permute(0, 2, 3, 1).reshape(b * self.heads, 16, s)
+        alibi = torch.zeros(b * self.heads, 1, s)
+        scores = alibi.baddbmm(batch1=q, batch2=k, beta=1.0, alpha=0.25)
+        again = torch.baddbmm(alibi, q, k)
+        return scores.softmax(dim=-1), again
+
+model = M()
+)";
+  python::TraceWorkload workload;
+  workload.tokens = 32;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  for (auto& op : flow.ops) {
+    INFO(op.name << ": " << op.detail);
+    CHECK(op.kind != ir::OpKind::Unknown);
+  }
+  REQUIRE(flow.outputs.size() == 2);
+  for (const int out : flow.outputs) CHECK(flow.tensors[out].shape == ir::Shape{4, 32, 32});
+}
+
 TEST_CASE("nn.MultiheadAttention called with query=, key=, value= keywords (torchvision's ViT)", "[trace][real]") {
   const std::string script = R"(
 import torch
