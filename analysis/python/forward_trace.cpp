@@ -1544,7 +1544,7 @@ std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t
     dtype = "int64";
     return "indices, one per token, by the name model code gives them";
   }
-  return first_use(p, shape, dtype);
+  return latent_by_unpacking(p, shape, first_use(p, shape, dtype));
 }
 
 // The first informative op that reads the placeholder, or a tensor computed from it, decides
@@ -1808,6 +1808,51 @@ bool takes_parameter(const FunctionObj& forward, const std::string& name) {
 }
 
 }  // namespace
+
+// `batch, channels, height, width = x.shape` in forward()'s own body fixes x's rank: a latent that
+// a DiT patchifies by hand (CogView4, Lumina 2, Mochi) before its first Linear, which alone would
+// make x a [B, T, F] sequence. Its channels are the model's in_channels (or its config's), its
+// other dims the workload's image size, as for a conv's image-like input; without in_channels the
+// first use stands.
+std::string ForwardTracer::latent_by_unpacking(const Placeholder& p, std::vector<int64_t>& shape, std::string what) const {
+  const bool features = what.rfind("features for ", 0) == 0, image = what.rfind("image-like input", 0) == 0;
+  if (!root_forward_ || !root_forward_->def || !root_instance_ || (!features && !image)) return what;
+  size_t rank = 0;
+  for (const auto& st : unwrapped(*root_forward_).def->body) {
+    if (!st || st->kind != StmtKind::Assign || st->targets.size() != 1 || !st->value) continue;
+    const Expr* target = st->targets[0].get();
+    const Expr* value = st->value.get();
+    const bool names = target && target->kind == ExprKind::Tuple &&
+                       std::all_of(target->items.begin(), target->items.end(), [](const ExprPtr& e) { return e && e->kind == ExprKind::Name; });
+    if (names && value->kind == ExprKind::Attribute && value->name == "shape" && !value->items.empty() && value->items[0] &&
+        value->items[0]->kind == ExprKind::Name && value->items[0]->name == p.name) {
+      rank = target->items.size();
+      break;
+    }
+  }
+  if (rank < 4 || rank == shape.size()) return what;
+  if (image) {
+    // A video whose frames a 2-D conv reads one by one (Mochi folds them into the batch): the
+    // conv's image, one more dim of frames before its rows.
+    if (rank != shape.size() + 1 || shape.size() < 4) return what;
+    shape.insert(shape.begin() + 2, workload_.spatial[0]);
+    return "a video of " + std::to_string(rank) + " dims (forward() unpacks its shape), " + std::to_string(workload_.spatial[0]) +
+           " frames of an " + what;
+  }
+  auto int_attribute = [](InstanceObj* o, const char* name) -> int64_t {
+    const Value* v = o ? o->find_attribute(name) : nullptr;
+    return v && v->is_int() && v->kind != Value::Kind::Bool ? v->as_int() : 0;
+  };
+  // diffusers' ConfigMixin keeps the config in _internal_dict (`self.config` is a property over it).
+  int64_t channels = int_attribute(root_instance_, "in_channels");
+  for (const char* config : {"config", "_internal_dict"})
+    if (Value* c = root_instance_->find_attribute(config); c && channels <= 0) channels = int_attribute(c->as<InstanceObj>(), "in_channels");
+  if (channels <= 0) return what;
+  shape = {workload_.batch, channels};
+  for (size_t i = 2; i < rank; ++i) shape.push_back(workload_.spatial[(i - 2) % 2]);
+  return "a latent of " + std::to_string(rank) + " dims (forward() unpacks its shape) with the model's " + std::to_string(channels) +
+         " in_channels, then " + what;
+}
 
 std::optional<GivenInput> parse_given_input(const std::string& spec, std::string& error) {
   static const std::map<std::string, std::string> dtypes = {
@@ -2314,6 +2359,44 @@ void ForwardTracer::trace_with_retries(const std::shared_ptr<InstanceObj>& root,
       if (model_.dataflow.error.empty() || !model_.dataflow.error.starts_with("forward() raised")) return;
     }
   }
+  // forward() raised on a None that no message names (Flux hands its pooled_projections, left
+  // None, through a conditional expression to a submodule that reads its dtype): the optional
+  // inputs typed as tensors (masks aside: None is their usual value) are given one at a time, in
+  // the signature's order, each kept when forward() then runs further (more ops traced).
+  if (model_.dataflow.error.find("NoneType") != std::string::npos)
+    if (const Value* forward = root->cls->lookup("forward"); forward && forward->as<FunctionObj>()) {
+      std::vector<std::string> chosen;
+      for (auto& name : forward_inputs(*forward->as<FunctionObj>(), with_index_inputs_, root.get(), &interp_)) chosen.push_back(name.first);
+      const std::string before = model_.dataflow.error;
+      size_t best_ops = model_.dataflow.ops.size();
+      std::vector<std::string> kept;
+      bool last_kept = true;
+      for (auto& p : unwrapped(*forward->as<FunctionObj>()).def->params) {
+        if (p.kind != ParamKind::Normal || !p.default_value || p.default_value->kind != ExprKind::NoneLit) continue;
+        if (p.annotation.find("Tensor") == std::string::npos || lower_name(p.name).find("mask") != std::string::npos) continue;
+        if (std::find(chosen.begin(), chosen.end(), p.name) != chosen.end() ||
+            std::find(named_by_error_.begin(), named_by_error_.end(), p.name) != named_by_error_.end())
+          continue;
+        named_by_error_.push_back(p.name);
+        trace_once(root, workload);
+        last_kept = model_.dataflow.error.empty() || model_.dataflow.ops.size() > best_ops;
+        if (last_kept) {
+          best_ops = model_.dataflow.ops.size();
+          kept.push_back(p.name);
+          if (model_.dataflow.error.empty()) break;
+        } else {
+          named_by_error_.pop_back();
+        }
+      }
+      if (!last_kept) trace_once(root, workload);
+      if (!kept.empty()) {
+        std::string names;
+        for (auto& n : kept) names += (names.empty() ? "" : ", ") + n;
+        model_.dataflow.notes.push_back("traced again with " + names + " given: forward() raised on a None while " +
+                                        (kept.size() > 1 ? "they were" : "it was") + " left None (" + before + ")");
+      }
+      if (model_.dataflow.error.empty() || !model_.dataflow.error.starts_with("forward() raised")) return;
+    }
   // forward() raised: when the model has a method that prepares it (its caches), run that with
   // the workload's batch and sequence as its sizes, and trace again.
   Value self = Value::object(root);
@@ -2365,6 +2448,8 @@ void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const T
   *flow_ = ir::Dataflow();
   const Value* forward = root->cls->lookup("forward");
   auto* fn = forward ? forward->as<FunctionObj>() : nullptr;
+  root_forward_ = fn;
+  root_instance_ = root.get();
   if (!fn) {
     flow_->error = root->cls->name + " has no forward() the front end can read";
     return;

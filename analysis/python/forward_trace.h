@@ -193,6 +193,7 @@ class ForwardTracer {
   Value same_shape(Interpreter& in, ir::OpKind kind, const std::string& name, const Value& x,
                    const std::vector<Value>& extra, const ir::Span& site);
   std::string infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const;
+  std::string latent_by_unpacking(const Placeholder& p, std::vector<int64_t>& shape, std::string what) const;
   std::string first_use(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype, const ir::Op** at = nullptr) const;
   std::string input_told_by(const ir::Op& op, std::vector<char>& reached, std::vector<int64_t>& shape, std::string& dtype) const;
   // Position tables (learned or fixed position embeddings) of the model, found once per trace: the
@@ -218,6 +219,8 @@ class ForwardTracer {
   Interpreter& interp_;
   ir::ModelIR& model_;
   TraceWorkload workload_;
+  const FunctionObj* root_forward_ = nullptr;  // the traced root's forward() and the root, while trace_once runs
+  InstanceObj* root_instance_ = nullptr;
   const std::vector<NamedModule>& walk_;  // module_index_ inverted: walk_[i].module
   const std::unordered_map<const InstanceObj*, int>& module_index_;
   const std::unordered_map<const TensorObj*, int>& parameter_index_;

@@ -1171,8 +1171,13 @@ void Interpreter::make_enum(ClassObj& cls) {
     if (c->qualname == "builtins.str" || c->qualname == "builtins.int") cls.enum_value_equality = true;
   auto self = std::static_pointer_cast<ClassObj>(cls.shared_from_this());
   int64_t last = 0;
+  // As Python's: _sunder_ and __dunder__ names are the enum's own, __private ones are not members;
+  // any other name is one, a leading underscore included (diffusers' AttentionBackendName._FLASH_3).
+  auto reserved = [](const std::string& name) {
+    return name.rfind("__", 0) == 0 || (name.size() > 2 && name.front() == '_' && name.back() == '_');
+  };
   for (auto& [name, value] : cls.attributes) {
-    if (name.rfind("_", 0) == 0 || value.as<FunctionObj>() || value.as<NativeObj>() || value.as<ClassObj>() ||
+    if (reserved(name) || value.as<FunctionObj>() || value.as<NativeObj>() || value.as<ClassObj>() ||
         (value.kind == Value::Kind::Obj && (value.obj->kind == ObjKind::Property || value.obj->kind == ObjKind::StaticMethod ||
                                             value.obj->kind == ObjKind::ClassMethod)))
       continue;

@@ -394,13 +394,20 @@ class Act(enum.Enum):
     GELU = enum.auto()
 class Pos(str, enum.Enum):
     ABS = "abs"
+class Backend(str, enum.Enum):
+    NATIVE = "native"
+    _FLASH_3 = "_flash_3"
+    _ignore_ = []
 a = Norm("layer") is Norm.LAYER, Norm.BATCH.value, Norm["LAYER"].name
 b = [m.value for m in Act]
 c = Pos.ABS == "abs", Norm.BATCH == "batch"
+d = Backend._FLASH_3.value, [m.name for m in Backend]
 )");
   CHECK(r.repr("a") == "(True, 'batch', 'LAYER')");
   CHECK(r.repr("b") == "[1, 2]");
   CHECK(r.repr("c") == "(True, False)");
+  // A leading underscore is a member (diffusers' AttentionBackendName._FLASH_3); _sunder_ is not.
+  CHECK(r.repr("d") == "('_flash_3', ['NATIVE', '_FLASH_3'])");
 }
 
 TEST_CASE("argparse: defaults without argv, parsing with an explicit argv") {

@@ -376,6 +376,121 @@ model = M()
   CHECK_FALSE(bad.model.unresolved.empty());
 }
 
+// Flux hands pooled_projections (default None) through a conditional expression to a submodule that
+// reads its dtype: the error names no input. The optional inputs typed as tensors are tried one at
+// a time and kept when forward() runs further; guidance, which makes the other branch call the
+// submodule with one argument too many, stays None, and so does the mask.
+TEST_CASE("forward() raising on a None no message names: optional tensor inputs are given one at a time (Flux)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class TimeText(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.t = nn.Linear(16, 32)
+        self.p = nn.Linear(8, 32)
+
+    def forward(self, timestep, pooled):
+        temb = self.t(torch.ones(timestep.shape[0], 16).to(dtype=pooled.dtype))
+        return temb + self.p(pooled)
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.x_embedder = nn.Linear(4, 32)
+        self.time_text = TimeText()
+        self.out = nn.Linear(32, 4)
+
+    def forward(self, hidden_states: torch.Tensor, guidance: torch.Tensor = None, pooled_projections: torch.Tensor = None,
+                timestep: torch.LongTensor = None, attention_mask: torch.Tensor = None):
+        h = self.x_embedder(hidden_states)
+        temb = self.time_text(timestep, pooled_projections) if guidance is None else self.time_text(timestep, guidance, pooled_projections)
+        return self.out(h + temb[:, None])
+
+model = M()
+)";
+  python::TraceWorkload workload;
+  workload.tokens = 16;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.error.empty());
+  std::string inputs;
+  for (const auto& d : flow.input_descriptions) inputs += d + "\n";
+  INFO(inputs);
+  CHECK(inputs.find("pooled_projections: [1, 8]") != std::string::npos);
+  CHECK(inputs.find("guidance") == std::string::npos);
+  CHECK(inputs.find("attention_mask") == std::string::npos);
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == ir::Shape{1, 16, 4});
+}
+
+// CogView4, Lumina 2 and Mochi unpack their latent's shape first and patchify it by hand before
+// their first Linear: the unpacking fixes the input's rank (a [B, T, F] sequence, as the Linear
+// alone would say, made forward() fail at that line), its channels are the model's in_channels.
+TEST_CASE("A latent whose shape forward() unpacks keeps that rank, with the model's in_channels (CogView4)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self, in_channels=16, patch_size=2, inner=64):
+        super().__init__()
+        self.in_channels = in_channels
+        self.patch_size = patch_size
+        self.proj = nn.Linear(in_channels * patch_size * patch_size, inner)
+        self.out = nn.Linear(inner, in_channels * patch_size * patch_size)
+
+    def forward(self, hidden_states):
+        batch_size, num_channels, height, width = hidden_states.shape
+        p = self.patch_size
+        x = hidden_states.reshape(batch_size, num_channels, height // p, p, width // p, p)
+        x = x.permute(0, 2, 4, 1, 3, 5).flatten(3, 5).flatten(1, 2)
+        return self.out(self.proj(x))
+
+model = M()
+)";
+  python::TraceWorkload workload;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.error.empty());
+  REQUIRE(flow.inputs.size() == 1);
+  CHECK(flow.tensors[flow.inputs[0]].shape == ir::Shape{1, 16, workload.spatial[0], workload.spatial[1]});
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == ir::Shape{1, workload.spatial[0] * workload.spatial[1] / 4, 64});
+
+  // Mochi: five dims unpacked, the frames folded into the batch for a 2-D conv: a video, one dim
+  // of frames more than the conv's image.
+  const std::string video = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Conv2d(12, 32, kernel_size=2, stride=2)
+
+    def forward(self, hidden_states):
+        batch_size, num_channels, num_frames, height, width = hidden_states.shape
+        x = self.proj(hidden_states.permute(0, 2, 1, 3, 4).flatten(0, 1))
+        return x.flatten(2).transpose(1, 2).unflatten(0, (batch_size, num_frames)).flatten(1, 2)
+
+model = M()
+)";
+  auto v = test::traced(video, workload);
+  REQUIRE(v.ok);
+  INFO(v.model.dataflow.error);
+  CHECK(v.model.dataflow.error.empty());
+  REQUIRE(v.model.dataflow.inputs.size() == 1);
+  const auto& in = v.model.dataflow.tensors[v.model.dataflow.inputs[0]].shape;
+  REQUIRE(in.size() == 5);
+  CHECK(in[1] == 12);
+}
+
 // BLOOM adds its ALiBi bias to the attention scores with the method form of baddbmm.
 TEST_CASE("Tensor.baddbmm and torch.baddbmm: the batched product plus a broadcast input (BLOOM's ALiBi scores)", "[trace][real]") {
   const std::string script = R"(

@@ -15,11 +15,14 @@ def _build_mask(config, input_embeds, attention_mask, cache_position, past_key_v
         return attention_mask
     if implementation in ("flash_attention_2", "flash_attention_3"):
         return attention_mask
-    if implementation == "sdpa" and attention_mask is None and sliding_window is None:
-        return None
     batch_size = input_embeds.shape[0]
     query_length = input_embeds.shape[1]
     past, kv_length = _kv_length(past_key_values, input_embeds)
+    # As _ignore_causal_mask_sdpa: no padding mask, one query token or as many as keys, and a sliding window (if any)
+    # wider than the keys: sdpa's is_causal does it all.
+    if (implementation == "sdpa" and attention_mask is None and (query_length == 1 or kv_length == query_length)
+            and (sliding_window is None or kv_length < sliding_window)):
+        return None
     if cache_position is None:
         cache_position = torch.arange(past, past + query_length, device=input_embeds.device)
     kv_idx = torch.arange(kv_length, device=input_embeds.device)
