@@ -491,6 +491,33 @@ model = M()
   CHECK(in[1] == 12);
 }
 
+// transformers' sdpa masks, as its _ignore_causal_mask_sdpa decides: no padding mask, as many query
+// tokens as keys (or one), and a sliding window wider than the keys leave the mask to is_causal
+// (None); a window narrower than the keys needs one. Mistral's 4096 window over a 2048-token
+// prompt planned a mask in every layer before. The answers are read back as a layer's width.
+TEST_CASE("transformers masks: a sliding window wider than the keys is left to sdpa's is_causal", "[real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+from transformers.masking_utils import create_sliding_window_causal_mask, create_causal_mask
+
+class Config:
+    _attn_implementation = "sdpa"
+    def __init__(self, window):
+        self.sliding_window = window
+
+x = torch.zeros(1, 16, 8)
+wide = create_sliding_window_causal_mask(Config(4096), x, None, None, None)
+narrow = create_sliding_window_causal_mask(Config(8), x, None, None, None)
+plain = create_causal_mask(Config(None), x, None, None, None)
+model = nn.Linear(1 + (wide is None) + 2 * (narrow is None) + 4 * (plain is None) + 8 * (tuple(narrow.shape) == (1, 1, 16, 16)), 1)
+)";
+  auto r = built(script);
+  REQUIRE(r.ok);
+  INFO(unresolved(r));
+  CHECK(shapes(r)["weight"] == std::vector<int64_t>{1, 1 + 1 + 4 + 8});
+}
+
 // BLOOM adds its ALiBi bias to the attention scores with the method form of baddbmm.
 TEST_CASE("Tensor.baddbmm and torch.baddbmm: the batched product plus a broadcast input (BLOOM's ALiBi scores)", "[trace][real]") {
   const std::string script = R"(
