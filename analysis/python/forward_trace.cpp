@@ -1931,6 +1931,12 @@ class RequiredScan {
 
  private:
   bool is_name(const Expr* e) const { return e && e->kind == ExprKind::Name && e->name == name_; }
+  // Whether an expression reads the name anywhere.
+  bool mentions(const Expr* e) const {
+    if (!e) return false;
+    if (is_name(e)) return true;
+    return std::any_of(e->items.begin(), e->items.end(), [&](const ExprPtr& item) { return mentions(item.get()); });
+  }
 
   // Whether a statement binds the name anywhere inside (`if x is None: x = ...` gives it a value
   // of its own: from there on, a None input is no longer what is dereferenced).
@@ -1956,8 +1962,15 @@ class RequiredScan {
         // A branch on the module's own settings (`if self.norm_type == "ada_norm_zero":`) is
         // decided: the branch taken always runs.
         expr(st.value.get());
-        if (std::optional<bool> taken = decided(st.value.get()); taken && !found_) in(*taken ? st.body : st.orelse);
-        assigned_ = assigned_ || binds(st.body) || binds(st.orelse);
+        if (std::optional<bool> taken = decided(st.value.get()); taken && !found_) {
+          in(*taken ? st.body : st.orelse);
+          assigned_ = assigned_ || binds(*taken ? st.body : st.orelse);
+          return;
+        }
+        // A branch that may give the name a value of its own guards what follows only when its test
+        // looks at the name (`if x is None: x = ...`); otherwise the input may still be there after
+        // it (diffusers' LabelEmbedding re-binds labels only when dropping some, then embeds them).
+        if (mentions(st.value.get())) assigned_ = assigned_ || binds(st.body) || binds(st.orelse);
         return;
       case StmtKind::While:  // the test runs; `x is None` in it is a check, not a use (expr)
         expr(st.value.get());

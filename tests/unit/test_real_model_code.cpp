@@ -518,6 +518,53 @@ model = nn.Linear(1 + (wide is None) + 2 * (narrow is None) + 4 * (plain is None
   CHECK(shapes(r)["weight"] == std::vector<int64_t>{1, 1 + 1 + 4 + 8});
 }
 
+// diffusers' DiT: class_labels (default None) reach a LabelEmbedding that re-binds them only when it
+// drops some (training, or forced drop ids), then embeds them. That branch's test does not look at
+// the labels, so they may still be the input after it: forward() needs them, and they are given.
+TEST_CASE("An optional input re-bound under a test that does not read it is still needed (diffusers' LabelEmbedding)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class LabelEmbedding(nn.Module):
+    def __init__(self, classes, dim, dropout_prob=0.1):
+        super().__init__()
+        self.embedding_table = nn.Embedding(classes + 1, dim)
+        self.dropout_prob = dropout_prob
+        self.classes = classes
+
+    def forward(self, labels, force_drop_ids=None):
+        if (self.training and self.dropout_prob > 0) or (force_drop_ids is not None):
+            labels = torch.where(force_drop_ids == 1, self.classes, labels)
+        return self.embedding_table(labels)
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.x_embedder = nn.Linear(4, 32)
+        self.class_embedder = LabelEmbedding(1000, 32)
+        self.out = nn.Linear(32, 4)
+
+    def forward(self, hidden_states, class_labels=None):
+        h = self.x_embedder(hidden_states)
+        return self.out(h + self.class_embedder(class_labels)[:, None])
+
+model = M()
+model.eval()
+)";
+  python::TraceWorkload workload;
+  workload.tokens = 16;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.error.empty());
+  REQUIRE(flow.inputs.size() == 2);
+  CHECK(flow.tensors[flow.inputs[1]].shape == ir::Shape{1});
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == ir::Shape{1, 16, 4});
+}
+
 // BLOOM adds its ALiBi bias to the attention scores with the method form of baddbmm.
 TEST_CASE("Tensor.baddbmm and torch.baddbmm: the batched product plus a broadcast input (BLOOM's ALiBi scores)", "[trace][real]") {
   const std::string script = R"(
