@@ -455,10 +455,10 @@ class MeshPlanner {
       const auto x_roles = prep_.roles[op.inputs[0]];
       // The activation carries a sequence (tokens, or the patches and frames a conv front end
       // makes: ViT's flattened grid, Whisper's frames), not one vector per sample. Asked of what the
-      // layer's input was before a flattening view (HF Conv1D's x.view(-1, d)): in decode that view
-      // makes [1, d] of [1, 1, d], which no longer shows its token dim.
-      // A size-1 sequence dim is one token picked out (BERT's pooler reads hidden_states[:, 0]),
-      // except in decode, where it is the whole sequence.
+      // layer's input was before a flattening view (HF Conv1D's x.view(-1, d): in decode that view
+      // makes [1, d] of [1, 1, d], which no longer shows its token dim). A size-1 sequence dim is
+      // one token picked out (BERT's pooler reads hidden_states[:, 0]), except in decode, where it
+      // is the whole sequence.
       const int x_source = unflattened(op.inputs[0]);
       const auto& x_shape = flow.tensors[x_source].shape;
       const auto source_roles = prep_.roles[static_cast<size_t>(x_source)];
