@@ -330,11 +330,16 @@ void install_tensor_functions(Interpreter& in) {
       {"ceil", [](double v) { return std::ceil(v); }},   {"round", [](double v) { return std::nearbyint(v); }},
       {"log2", [](double v) { return std::log2(v); }},   {"log1p", [](double v) { return std::log1p(v); }},
       {"sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }},
-      {"relu", [](double v) { return v > 0 ? v : 0.0; }}, {"sign", [](double v) { return double((v > 0) - (v < 0)); }}};
+      {"relu", [](double v) { return v > 0 ? v : 0.0; }}, {"sign", [](double v) { return double((v > 0) - (v < 0)); }},
+      {"expm1", [](double v) { return std::expm1(v); }}, {"exp2", [](double v) { return std::exp2(v); }},
+      {"log10", [](double v) { return std::log10(v); }}, {"trunc", [](double v) { return std::trunc(v); }},
+      {"atan", [](double v) { return std::atan(v); }},   {"sinh", [](double v) { return std::sinh(v); }},
+      {"cosh", [](double v) { return std::cosh(v); }}};
   // torch.f(tensor, ...) that keep the first argument's shape.
   for (const char* n : {"exp", "log", "sin", "cos", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "triu", "tril",
                         "clone", "clamp", "reciprocal", "erf", "neg", "square", "polar", "masked_fill", "where",
-                        "log1p", "log2", "softmax", "gelu", "silu", "flip", "roll", "cumsum", "sign", "round", "floor", "ceil"}) {
+                        "log1p", "log2", "softmax", "gelu", "silu", "flip", "roll", "cumsum", "sign", "round", "floor", "ceil",
+                        "expm1", "exp2", "log10", "trunc", "atan", "sinh", "cosh"}) {
     std::string name = n;
     in.define_native("torch." + name, [name](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
       if (name == "where" && a.positional.size() == 3) {

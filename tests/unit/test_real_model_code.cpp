@@ -565,6 +565,30 @@ model.eval()
   CHECK(flow.tensors[flow.outputs[0]].shape == ir::Shape{1, 16, 4});
 }
 
+// Apertus' xIELU activation makes its parameters from torch.log(torch.expm1(torch.tensor(0.8))):
+// expm1 (and its kin) were unknown, so every layer's activation lost its parameters' shapes.
+TEST_CASE("torch.expm1, exp2, log10, trunc, atan, sinh, cosh keep shapes and values (Apertus' xIELU)", "[real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class XIELU(nn.Module):
+    def __init__(self, alpha_p_init=0.8):
+        super().__init__()
+        self.alpha_p = nn.Parameter(torch.log(torch.expm1(torch.tensor(alpha_p_init))).unsqueeze(0))
+        width = int(torch.exp2(torch.tensor(3.0)) + torch.log10(torch.tensor(100.0)) + torch.trunc(torch.tensor(2.7)))
+        self.proj = nn.Linear(width, 4)
+
+model = XIELU()
+)";
+  auto r = built(script);
+  REQUIRE(r.ok);
+  INFO(unresolved(r));
+  CHECK(r.model.unresolved.empty());
+  CHECK(shapes(r)["alpha_p"] == std::vector<int64_t>{1});
+  CHECK(shapes(r)["proj.weight"] == std::vector<int64_t>{4, 12});
+}
+
 // BLOOM adds its ALiBi bias to the attention scores with the method form of baddbmm.
 TEST_CASE("Tensor.baddbmm and torch.baddbmm: the batched product plus a broadcast input (BLOOM's ALiBi scores)", "[trace][real]") {
   const std::string script = R"(

@@ -54,6 +54,12 @@ from .import_utils import (
     is_soundfile_available,
     is_torchaudio_available,
     is_protobuf_available,
+    is_ninja_available,
+    is_triton_available,
+    is_flash_attn_3_available,
+    is_apex_available,
+    is_deepspeed_available,
+    is_torchvision_available,
     torch_float,
     torch_int,
 )

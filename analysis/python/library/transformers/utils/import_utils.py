@@ -35,6 +35,12 @@ is_librosa_available = answer(False)
 is_soundfile_available = answer(False)
 is_torchaudio_available = answer(False)
 is_protobuf_available = answer(False)
+is_ninja_available = answer(False)
+is_triton_available = answer(False)
+is_flash_attn_3_available = answer(False)
+is_apex_available = answer(False)
+is_deepspeed_available = answer(False)
+is_torchvision_available = answer(False)
 
 
 def torch_int(x):
