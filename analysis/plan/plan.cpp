@@ -1057,6 +1057,28 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       }
     attention_heads.emplace(i, std::move(h));
   }
+  // Routed experts as stacked weights ([experts, in, out], indexed per expert in a loop: HF
+  // Mixtral / Qwen2-MoE): the experts a router's top-k picks among are the stacked weights' dim 0.
+  // Per count of experts, where the first such weight is made. Model-only: every mesh's
+  // divisibility diagnostics read it.
+  std::map<int64_t, ir::Span> stacked_experts;
+  std::set<int64_t> router_widths;
+  for (const auto& op : flow.ops) {
+    if (op.kind != OpKind::TopK || op.inputs.empty()) continue;
+    for (int t = op.inputs[0], hops = 0; hops < 4 && t >= 0 && prep->producer[static_cast<size_t>(t)] >= 0; ++hops) {
+      const auto& pop = flow.ops[static_cast<size_t>(prep->producer[static_cast<size_t>(t)])];
+      if (pop.kind == OpKind::Contract && pop.inputs.size() >= 2 && flow.tensors[pop.inputs[1]].parameter >= 0) {
+        const auto& router = flow.tensors[pop.inputs[1]].shape;
+        if (!router.empty() && router[0] > 1) router_widths.insert(router[0]);
+        break;
+      }
+      if (pop.kind != OpKind::Softmax && pop.kind != OpKind::Unary && pop.kind != OpKind::Scale) break;
+      t = pop.inputs.empty() ? -1 : pop.inputs[0];
+    }
+  }
+  if (!router_widths.empty())
+    for (const auto& param : model.parameters)
+      if (param.shape.size() == 3 && router_widths.count(param.shape[0])) stacked_experts.try_emplace(param.shape[0], param.span);
   // Pipeline parallelism (issue 37, item 2; SHARDING.md §3): contiguous stages of the root's
   // items over the rows, tensor parallel inside each stage over the columns, or on one axis over
   // its devices, one device per stage; the workload's batch flows through as microbatches. A
@@ -1784,29 +1806,8 @@ PlanResult Planner::plan(const ir::ModelIR& model, const PlanOptions& options_in
       }
       if (op.kind == OpKind::Experts && op.sizes[0] % n != 0) experts_diag(op.sizes[0], model.modules[op.module].span);
     }
-    // Routed experts as stacked weights ([experts, in, out], indexed per expert in a loop: HF
-    // Mixtral / Qwen2-MoE): the experts a router's top-k picks among are the stacked weights' dim 0.
-    for (const auto& op : flow.ops) {
-      if (op.kind != OpKind::TopK || op.inputs.empty()) continue;
-      int t = op.inputs[0];
-      for (int hops = 0; hops < 4 && prep->producer[static_cast<size_t>(t)] >= 0; ++hops) {
-        const auto& pop = flow.ops[static_cast<size_t>(prep->producer[static_cast<size_t>(t)])];
-        if (pop.kind == OpKind::Contract && pop.inputs.size() >= 2 && flow.tensors[pop.inputs[1]].parameter >= 0) {
-          const auto& router = flow.tensors[pop.inputs[1]].shape;
-          const int64_t experts = router.empty() ? 0 : router[0];
-          if (experts <= 1 || experts % n == 0) break;
-          for (const auto& param : model.parameters)
-            if (param.shape.size() == 3 && param.shape[0] == experts) {
-              experts_diag(experts, param.span);
-              break;
-            }
-          break;
-        }
-        if (pop.kind != OpKind::Softmax && pop.kind != OpKind::Unary && pop.kind != OpKind::Scale) break;
-        t = pop.inputs.empty() ? -1 : pop.inputs[0];
-        if (t < 0) break;
-      }
-    }
+    for (const auto& [experts, span] : stacked_experts)
+      if (experts % n != 0) experts_diag(experts, span);
     for (auto& [key, one] : said) {
       const size_t more = one.others.size();
       std::string who = one.who;

@@ -2346,28 +2346,36 @@ void ForwardTracer::trace_with_retries(const std::shared_ptr<InstanceObj>& root,
   named_by_error_.clear();
   trace_once(root, workload);
   if (model_.dataflow.error.empty() || !model_.dataflow.error.starts_with("forward() raised")) return;
-  // forward() raised naming an optional input that was left None: trace again with it given.
+  auto joined = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  };
+  // forward()'s optional parameters (default None) that the trace left None, in signature order.
+  std::vector<const Param*> left_none;
   if (const Value* forward = root->cls->lookup("forward"); forward && forward->as<FunctionObj>()) {
-    const std::string before = model_.dataflow.error;
     std::vector<std::string> chosen;
     for (auto& name : forward_inputs(*forward->as<FunctionObj>(), with_index_inputs_, root.get(), &interp_)) chosen.push_back(name.first);
-    for (auto& p : unwrapped(*forward->as<FunctionObj>()).def->params) {
-      if (p.kind != ParamKind::Normal || !p.default_value || p.default_value->kind != ExprKind::NoneLit) continue;
-      if (std::find(chosen.begin(), chosen.end(), p.name) != chosen.end()) continue;
-      for (size_t at = before.find(p.name); at != std::string::npos; at = before.find(p.name, at + 1)) {
+    for (auto& p : unwrapped(*forward->as<FunctionObj>()).def->params)
+      if (p.kind == ParamKind::Normal && p.default_value && p.default_value->kind == ExprKind::NoneLit &&
+          std::find(chosen.begin(), chosen.end(), p.name) == chosen.end())
+        left_none.push_back(&p);
+  }
+  // forward() raised naming an optional input that was left None: trace again with it given.
+  {
+    const std::string before = model_.dataflow.error;
+    for (const Param* p : left_none)
+      for (size_t at = before.find(p->name); at != std::string::npos; at = before.find(p->name, at + 1)) {
         auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-        const size_t end = at + p.name.size();
+        const size_t end = at + p->name.size();
         if ((at == 0 || !word(before[at - 1])) && (end >= before.size() || !word(before[end]))) {
-          named_by_error_.push_back(p.name);
+          named_by_error_.push_back(p->name);
           break;
         }
       }
-    }
     if (!named_by_error_.empty()) {
       trace_once(root, workload);
-      std::string names;
-      for (auto& n : named_by_error_) names += (names.empty() ? "" : ", ") + n;
-      model_.dataflow.notes.push_back("traced again with " + names + " given: forward() raised naming " +
+      model_.dataflow.notes.push_back("traced again with " + joined(named_by_error_) + " given: forward() raised naming " +
                                       (named_by_error_.size() > 1 ? "them" : "it") + " while left None (" + before + ")");
       if (model_.dataflow.error.empty() || !model_.dataflow.error.starts_with("forward() raised")) return;
     }
@@ -2376,40 +2384,31 @@ void ForwardTracer::trace_with_retries(const std::shared_ptr<InstanceObj>& root,
   // None, through a conditional expression to a submodule that reads its dtype): the optional
   // inputs typed as tensors (masks aside: None is their usual value) are given one at a time, in
   // the signature's order, each kept when forward() then runs further (more ops traced).
-  if (model_.dataflow.error.find("NoneType") != std::string::npos)
-    if (const Value* forward = root->cls->lookup("forward"); forward && forward->as<FunctionObj>()) {
-      std::vector<std::string> chosen;
-      for (auto& name : forward_inputs(*forward->as<FunctionObj>(), with_index_inputs_, root.get(), &interp_)) chosen.push_back(name.first);
-      const std::string before = model_.dataflow.error;
-      size_t best_ops = model_.dataflow.ops.size();
-      std::vector<std::string> kept;
-      bool last_kept = true;
-      for (auto& p : unwrapped(*forward->as<FunctionObj>()).def->params) {
-        if (p.kind != ParamKind::Normal || !p.default_value || p.default_value->kind != ExprKind::NoneLit) continue;
-        if (p.annotation.find("Tensor") == std::string::npos || lower_name(p.name).find("mask") != std::string::npos) continue;
-        if (std::find(chosen.begin(), chosen.end(), p.name) != chosen.end() ||
-            std::find(named_by_error_.begin(), named_by_error_.end(), p.name) != named_by_error_.end())
-          continue;
-        named_by_error_.push_back(p.name);
-        trace_once(root, workload);
-        last_kept = model_.dataflow.error.empty() || model_.dataflow.ops.size() > best_ops;
-        if (last_kept) {
-          best_ops = model_.dataflow.ops.size();
-          kept.push_back(p.name);
-          if (model_.dataflow.error.empty()) break;
-        } else {
-          named_by_error_.pop_back();
-        }
+  if (model_.dataflow.error.find("NoneType") != std::string::npos) {
+    const std::string before = model_.dataflow.error;
+    size_t best_ops = model_.dataflow.ops.size();
+    std::vector<std::string> kept;
+    bool last_kept = true;
+    for (const Param* p : left_none) {
+      if (p->annotation.find("Tensor") == std::string::npos || lower_name(p->name).find("mask") != std::string::npos) continue;
+      if (std::find(named_by_error_.begin(), named_by_error_.end(), p->name) != named_by_error_.end()) continue;
+      named_by_error_.push_back(p->name);
+      trace_once(root, workload);
+      last_kept = model_.dataflow.error.empty() || model_.dataflow.ops.size() > best_ops;
+      if (last_kept) {
+        best_ops = model_.dataflow.ops.size();
+        kept.push_back(p->name);
+        if (model_.dataflow.error.empty()) break;
+      } else {
+        named_by_error_.pop_back();
       }
-      if (!last_kept) trace_once(root, workload);
-      if (!kept.empty()) {
-        std::string names;
-        for (auto& n : kept) names += (names.empty() ? "" : ", ") + n;
-        model_.dataflow.notes.push_back("traced again with " + names + " given: forward() raised on a None while " +
-                                        (kept.size() > 1 ? "they were" : "it was") + " left None (" + before + ")");
-      }
-      if (model_.dataflow.error.empty() || !model_.dataflow.error.starts_with("forward() raised")) return;
     }
+    if (!last_kept) trace_once(root, workload);
+    if (!kept.empty())
+      model_.dataflow.notes.push_back("traced again with " + joined(kept) + " given: forward() raised on a None while " +
+                                      (kept.size() > 1 ? "they were" : "it was") + " left None (" + before + ")");
+    if (model_.dataflow.error.empty() || !model_.dataflow.error.starts_with("forward() raised")) return;
+  }
   // forward() raised: when the model has a method that prepares it (its caches), run that with
   // the workload's batch and sequence as its sizes, and trace again.
   Value self = Value::object(root);
