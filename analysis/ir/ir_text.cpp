@@ -137,8 +137,9 @@ std::string to_text(const ModelIR& model) {
   for (auto& n : model.notes) out << "note: " << n << "\n";
   if (!model.unresolved.empty()) {
     out << "\nunresolved (" << model.unresolved.size() << "):\n";
-    for (auto& u : model.unresolved)
-      out << "  " << model.source << ":" << u.span.line << ":" << u.span.column + 1 << ": " << u.what << ": " << u.reason << "\n";
+    for (auto& u : model.unresolved)  // where it is: the script, or the imported module the span is in
+      out << "  " << (u.span.file ? source_file_path(u.span.file) : model.source) << ":" << u.span.line << ":" << u.span.column + 1 << ": "
+          << u.what << ": " << u.reason << "\n";
   }
   return out.str();
 }

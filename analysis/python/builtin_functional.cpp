@@ -126,6 +126,14 @@ void install_functional_modules(Interpreter& in) {
     }
     return make_list(std::move(out));
   });
+  in.define_native("itertools.cycle", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    Value why;
+    auto items = in.iterate(a.positional.empty() ? Value() : a.positional[0], site, &why);
+    if (!items) return why;
+    Value out = make_list(std::move(*items));
+    out.as<ListObj>()->endless = true;
+    return out;
+  });
   in.define_native("itertools.repeat", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     const Value* times = argument(a, 1, "times");
     if (a.positional.empty() || !times || !times->is_int()) return in.unknown("unbounded itertools.repeat()", site);

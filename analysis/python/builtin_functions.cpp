@@ -367,6 +367,7 @@ void install_builtin_functions(Interpreter& in) {
       if (l->items.empty()) return a.positional.size() > 1 ? a.positional[1] : in.raise("StopIteration", "", site);
       Value v = l->items.front();
       l->items.erase(l->items.begin());
+      if (l->endless) l->items.push_back(v);
       return v;
     }
     return in.unknown("next() of " + type_name(a.positional[0]), site);

@@ -108,6 +108,8 @@ std::vector<int64_t> ints_of(const Value& v, size_t n, int64_t fallback) {
 // A layer's registered parameter (None when absent or set to None).
 Value layer_param(InstanceObj& layer, const std::string& key) {
   if (auto* p = ModuleData::find(layer.module->parameters, key); p && *p) return Value::object(*p);
+  // A reparametrised weight (weight_norm, spectral_norm) is a tensor attribute in its place.
+  if (Value* v = layer.find_attribute(key); v && v->as<TensorObj>()) return *v;
   return Value::none();
 }
 
@@ -585,6 +587,22 @@ Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs
     pool.name = "torch.nn.functional." + functional;
     if (const Value* f = in.builtin(pool.name); f && f->as<NativeObj>()) pool.fn = f->as<NativeObj>()->fn;
     return native(in, pool, fa, site);
+  }
+  if (const size_t at = cls.find("Pad"); at != std::string::npos && cls.size() == at + 5 && cls[at + 3] >= '1' && cls[at + 3] <= '3' &&
+                                          cls.back() == 'd') {
+    // nn.ReflectionPad1d(3) and kin: F.pad with the padding on each of the last 1-3 dims.
+    const int dims = cls[at + 3] - '0';
+    Value padding = Value::none();
+    if (Value* p = layer.find_attribute("padding")) padding = *p;
+    std::vector<Value> pads;
+    if (padding.is_int()) pads.assign(static_cast<size_t>(2 * dims), padding);
+    else if (auto* l = TupleView::of(padding)) pads = l->items;
+    if (pads.empty()) return record_unknown(in, cls, inputs, "padding of " + cls + " not known", site);
+    CallArgs fa{{x, make_tuple(std::move(pads))}, {}};
+    NativeObj pad;
+    pad.name = "torch.nn.functional.pad";
+    if (const Value* f = in.builtin(pad.name); f && f->as<NativeObj>()) pad.fn = f->as<NativeObj>()->fn;
+    return native(in, pad, fa, site);
   }
   if (cls == "Flatten") {
     CallArgs fa{{Value::integer(1), Value::integer(-1)}, {}};
@@ -1165,6 +1183,10 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
     const Value base = method ? fn.self : arg(0, "input"), exponent = arg(a0, "exponent");
     if (exponent.as<TensorObj>() && (base.as<TensorObj>() || base.is_number())) return binary(in, "**", base, exponent, site);
   }
+  if ((kUnaryNames.count(name) || kScaleNames.count(name)) && x.as<TensorObj>() && !shape_of(x) && name.back() != '_')
+    // The result follows from its input even while neither shape is known: recorded, so that what
+    // reads the input (first_use) and the strides after it are followed through activations.
+    return record_unknown(in, name, inputs, x.as<TensorObj>()->why ? x.as<TensorObj>()->why->reason : name + " of a tensor whose shape is unknown", site);
   if ((kUnaryNames.count(name) || kScaleNames.count(name)) && shape_of(x)) {
     // Elementwise: the shape of the tensor operand (F.gelu and friends return unknown shapes during
     // extraction; while tracing they are computed here).
@@ -1192,7 +1214,10 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
   bool out_known = shape_of(outs[0]) != nullptr;
   if (!out_known || !shape_of(x)) {
     std::string why = outs[0].as<TensorObj>()->why ? outs[0].as<TensorObj>()->why->reason : name + "() output shape unknown";
-    record(OpKind::Unknown, name, inputs, r, site).detail = why;
+    auto& op = record(OpKind::Unknown, name, inputs, r, site);
+    op.detail = why;
+    if (name == "unsqueeze")  // the new dim's place is known without the shape when it counts from the front
+      if (auto d = int_arg(args, a0, "dim"); d && *d >= 0) op.dims = {static_cast<int>(*d)};
     return r;
   }
   const auto& xs = *shape_of(x);
@@ -1343,7 +1368,13 @@ Value ForwardTracer::subscript(Interpreter& in, const Value& target, const Value
   if (!r.as<TensorObj>()) return r;
   auto* rs = shape_of(r);
   if (!ts || !rs) {
-    record(OpKind::Unknown, "[]", {target}, r, site).detail = "indexing with unknown shapes";
+    auto& op = record(OpKind::Unknown, "[]", {target}, r, site);
+    op.detail = "indexing with unknown shapes";
+    // Only None and slices: where the index puts new dims is known all the same (x[:, None] turns a
+    // waveform [batch, samples] into a conv's [batch, 1, samples]; first_use reads it back).
+    const bool none_and_slices = std::all_of(items.begin(), items.end(), [](const Value& it) { return it.is_none() || it.as<SliceObj>(); });
+    for (size_t i = 0; none_and_slices && i < items.size(); ++i)
+      if (items[i].is_none()) op.dims.push_back(static_cast<int>(i));
     return r;
   }
   // Basic indexing: None / full slices / ints reshape; a partial slice of one dim keeps a part.
@@ -1549,14 +1580,32 @@ std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t
 
 // The first informative op that reads the placeholder, or a tensor computed from it, decides
 // what it is (a norm written by hand reads x through pow / mean before its weight shows the width).
+// What reaches the op may have new size-1 dims the input has not (x[:, None], x.unsqueeze(1) on the
+// still unknown input, recorded as unknown ops whose dims say where): they are taken out again.
 std::string ForwardTracer::first_use(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype, const ir::Op** at) const {
   std::vector<char> reached(flow_->tensors.size(), 0);
   reached[p.id] = 1;
+  std::unordered_map<int, std::vector<int>> inserted;  // reached tensor -> dims put in since the input, in order
   for (auto& op : flow_->ops) {
+    const std::vector<int>* before = nullptr;
+    for (int t : op.inputs)
+      if (reached[static_cast<size_t>(t)]) {
+        auto it = inserted.find(t);
+        before = it == inserted.end() ? nullptr : &it->second;
+        break;
+      }
+    std::vector<int> now = before ? *before : std::vector<int>{};
     std::string what = input_told_by(op, reached, shape, dtype);
-    if (what.empty()) continue;
-    if (at) *at = &op;
-    return what;
+    if (!what.empty()) {
+      for (size_t k = now.size(); k-- > 0;)
+        if (now[k] < static_cast<int>(shape.size()) && shape[static_cast<size_t>(now[k])] == 1) shape.erase(shape.begin() + now[k]);
+      if (at) *at = &op;
+      return what;
+    }
+    if (op.kind == OpKind::Unknown && (op.name == "[]" || op.name == "unsqueeze")) now.insert(now.end(), op.dims.begin(), op.dims.end());
+    if (!now.empty())
+      for (int t : op.outputs)
+        if (reached[static_cast<size_t>(t)]) inserted[t] = now;
   }
   return "";
 }
@@ -1637,6 +1686,31 @@ std::string ForwardTracer::input_told_by(const ir::Op& op, std::vector<char>& re
       shape[2] = tables[0]->positions * strides;
       told += ", " + std::to_string(tables[0]->positions) + " positions of " + tables[0]->name + " after convs of total stride " +
               std::to_string(strides);
+    } else if (spatial == 1 && tables.empty() && workload_.tokens > 1 && !workload_.tokens_given) {
+      // A signal (a waveform) that strided convs turn into frames (wav2vec2's feature encoder, total
+      // stride 320): samples enough for the workload's tokens after them. The strides multiply along
+      // the data's path from here, one conv after another (parallel branches, a multi-scale
+      // discriminator's, do not multiply); the longest path counts.
+      std::unordered_map<int, int64_t> stride_at{{op.inputs[0], 1}};
+      int64_t strides = 1;
+      for (size_t i = static_cast<size_t>(&op - flow_->ops.data()); i < flow_->ops.size(); ++i) {
+        const ir::Op& next = flow_->ops[i];
+        if (next.kind == OpKind::Call) continue;
+        int64_t at = 0;
+        for (int t : next.inputs)
+          if (auto it = stride_at.find(t); it != stride_at.end()) at = std::max(at, it->second);
+        if (at == 0) continue;
+        // (Not the stand-in for an input the trace lost before a conv: that conv's own op follows.)
+        const bool stand_in = next.kind == OpKind::Unknown && next.detail.rfind("input shape unknown here", 0) == 0;
+        if (next.name.find("onv1d") != std::string::npos && next.module >= 0 && !stand_in)
+          at *= first_stride(model_.modules[static_cast<size_t>(next.module)].extra_repr);
+        for (int t : next.outputs) stride_at[t] = at;
+        strides = std::max(strides, at);
+      }
+      if (strides > 1) {
+        shape[2] = workload_.tokens * strides;
+        told += ", " + std::to_string(workload_.tokens) + " frames after convs of total stride " + std::to_string(strides);
+      }
     } else if (std::string from; spatial == 2 && !workload_.spatial_given && tables.empty()) {
       // No position table to count patches from (Swin's relative biases, a conv backbone): the
       // image size the model was built for.
@@ -1718,8 +1792,12 @@ void ForwardTracer::probe_inputs() {
   for (size_t k = 0; k < inputs.size(); ++k) {
     auto& reached = probe_reached_[k];
     reached.resize(flow_->tensors.size(), 0);
-    for (size_t i = probe_next_op_; i < flow_->ops.size() && !probe_decided_[k]; ++i)
-      probe_decided_[k] = !input_told_by(flow_->ops[i], reached, shape, dtype).empty();
+    for (size_t i = probe_next_op_; i < flow_->ops.size() && !probe_decided_[k]; ++i) {
+      // A 1-D conv's input is as long as the strided convs after it make it (input_told_by): the
+      // probe goes on past them, to the next informative op.
+      const bool told = !input_told_by(flow_->ops[i], reached, shape, dtype).empty();
+      probe_decided_[k] = told && !(shape.size() == 3 && flow_->ops[i].name.find("onv1d") != std::string::npos);
+    }
     all = all && probe_decided_[k];
   }
   probe_next_op_ = flow_->ops.size();

@@ -2681,6 +2681,10 @@ std::optional<std::vector<Value>> Interpreter::iterate(const Value& v, const ir:
     if (why) *why = v;
     return std::nullopt;
   }
+  if (const auto* l = v.as<ListObj>(); l && l->endless) {
+    if (why) *why = unknown("an endless itertools.cycle iterated on its own", site);
+    return std::nullopt;
+  }
   if (auto* l = TupleView::of(v)) return l->items;
   if (v.is_str()) {
     std::vector<Value> out;

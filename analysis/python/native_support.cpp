@@ -178,7 +178,21 @@ const Value* first_unknown_arg(const Args& a) {
 std::optional<std::vector<std::vector<Value>>> items_of_each(Interpreter& in, std::span<const Value> iterables,
                                                              const ir::Span& site, Value* why) {
   std::vector<std::vector<Value>> out;
+  // Endless iterators (itertools.cycle) beside finite ones give as many items as the shortest of
+  // those; on their own they never end.
+  auto endless = [](const Value& v) {
+    const auto* l = v.as<ListObj>();
+    return l && l->endless;
+  };
+  if (!iterables.empty() && std::all_of(iterables.begin(), iterables.end(), endless)) {
+    *why = in.unknown("an endless itertools.cycle iterated on its own", site);
+    return std::nullopt;
+  }
   for (const Value& v : iterables) {
+    if (endless(v)) {
+      out.emplace_back();  // filled once the finite ones are listed
+      continue;
+    }
     Value item_why;
     auto items = in.iterate(v, site, &item_why);
     if (!items) {
@@ -187,6 +201,12 @@ std::optional<std::vector<std::vector<Value>>> items_of_each(Interpreter& in, st
     }
     out.push_back(std::move(*items));
   }
+  size_t n = SIZE_MAX;
+  for (size_t k = 0; k < out.size(); ++k)
+    if (!endless(iterables[k])) n = std::min(n, out[k].size());
+  for (size_t k = 0; k < out.size(); ++k)
+    if (const auto* l = iterables[k].as<ListObj>(); endless(iterables[k]))
+      for (size_t i = 0; i < n && !l->items.empty(); ++i) out[k].push_back(l->items[i % l->items.size()]);
   return out;
 }
 

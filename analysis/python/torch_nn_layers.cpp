@@ -500,9 +500,7 @@ void install_nn_layers(Interpreter& in) {
                         "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
                         "ChannelShuffle", "CrossEntropyLoss", "MSELoss", "L1Loss", "NLLLoss", "BCELoss",
                         "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "CosineSimilarity",
-                        "PairwiseDistance", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
-                        "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
-                        "ReplicationPad2d", "ReplicationPad3d", "Fold", "Unfold", "LocalResponseNorm", "Hardshrink",
+                        "PairwiseDistance", "Fold", "Unfold", "LocalResponseNorm", "Hardshrink",
                         "Softshrink", "RReLU", "CTCLoss", "TripletMarginLoss", "MarginRankingLoss"})
     layer(n, plain);
   // Pools keep their positional arguments by name too: the tracer sizes their outputs from them.
@@ -515,6 +513,19 @@ void install_nn_layers(Interpreter& in) {
       return r;
     };
   };
+  // Padding layers keep their padding (an int, or F.pad's (left, right, top, bottom, ...)): the
+  // tracer pads as F.pad does.
+  for (const char* n : {"ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
+                        "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
+                        "CircularPad1d", "CircularPad2d", "CircularPad3d"})
+    layer(n, [plain](Interpreter& in, const Value& callee, Args& a, const ir::Span& site) {
+      Value self = a.positional.empty() ? Value() : a.positional.front();
+      const Value* padding = a.positional.size() > 1 ? &a.positional[1] : a.keyword("padding");
+      const Value kept = padding ? *padding : Value::none();
+      Value r = plain(in, callee, a, site);
+      if (auto* m = instance(self); m && m->module) m->set_attribute("padding", kept);
+      return r;
+    });
   for (const char* n : {"AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
                         "AdaptiveMaxPool3d"})
     layer(n, pool({"output_size"}));

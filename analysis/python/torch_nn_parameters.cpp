@@ -89,24 +89,64 @@ void install_nn_parameters(Interpreter& in) {
       return b["module"];
     };
   };
+  // Weight normalisation's magnitude g (the weight's shape with every dim but `dim` of size 1; a
+  // scalar for dim=None) and direction v (the weight's shape).
+  auto weight_norm_pair = [](Interpreter& in, Bound& b, const std::shared_ptr<TensorObj>& weight) {
+    std::optional<std::vector<int64_t>> g_shape;
+    if (weight->shape) {
+      g_shape = std::vector<int64_t>(weight->shape->size(), 1);
+      if (b["dim"].is_none()) g_shape = std::vector<int64_t>{};
+      else if (b["dim"].is_int()) {
+        int64_t d = norm_dim(b["dim"].as_int(), weight->shape->size());
+        if (d >= 0 && d < static_cast<int64_t>(weight->shape->size())) (*g_shape)[d] = (*weight->shape)[d];
+      }
+    }
+    auto g = in.new_tensor(g_shape, weight->span, true);
+    auto v = in.new_tensor(weight->shape, weight->span, true);
+    g->dtype = v->dtype = weight->dtype;
+    return std::pair{g, v};
+  };
   in.define_native("torch.nn.utils.weight_norm", reparametrisation(
       "weight_norm", {{"module", std::nullopt}, {"name", Value::str("weight")}, {"dim", Value::integer(0)}},
-      [](Interpreter& in, Bound& b, InstanceObj& m, const std::string& name, const std::shared_ptr<TensorObj>& weight) {
-        auto& params = m.module->parameters;
-        std::optional<std::vector<int64_t>> g_shape;
-        if (weight->shape) {
-          g_shape = std::vector<int64_t>(weight->shape->size(), 1);
-          if (b["dim"].is_none()) g_shape = std::vector<int64_t>{};
-          else if (b["dim"].is_int()) {
-            int64_t d = norm_dim(b["dim"].as_int(), weight->shape->size());
-            if (d >= 0 && d < static_cast<int64_t>(weight->shape->size())) (*g_shape)[d] = (*weight->shape)[d];
+      [weight_norm_pair](Interpreter& in, Bound& b, InstanceObj& m, const std::string& name, const std::shared_ptr<TensorObj>& weight) {
+        auto [g, v] = weight_norm_pair(in, b, weight);
+        m.module->parameters.emplace_back(name + "_g", g);
+        m.module->parameters.emplace_back(name + "_v", v);
+        m.set_attribute(name, Value::object(v));  // forward reads module.<name>: g·v/‖v‖, v's shape
+      }));
+  // torch.nn.utils.parametrizations.weight_norm (PyTorch 2.1+, what current model code calls when it
+  // exists), as torch's register_parametrization lays it out: the module's class becomes
+  // Parametrized<Class>, and module.parametrizations.<name> (a ParametrizationList whose child 0 is
+  // the _WeightNorm) holds original0 (g) and original1 (v).
+  auto weight_norm_module = in.make_builtin_class("torch.nn.utils.parametrizations._WeightNorm", {module}, nullptr);
+  in.define_native("torch.nn.utils.parametrizations.weight_norm", reparametrisation(
+      "weight_norm", {{"module", std::nullopt}, {"name", Value::str("weight")}, {"dim", Value::integer(0)}},
+      [weight_norm_pair, weight_norm_module](Interpreter& in, Bound& b, InstanceObj& m, const std::string& name,
+                                                                   const std::shared_ptr<TensorObj>& weight) {
+        auto [g, v] = weight_norm_pair(in, b, weight);
+        const ir::Span site = m.module->span;
+        std::shared_ptr<InstanceObj> holder;
+        if (auto* existing = ModuleData::find(m.module->modules, "parametrizations"); existing && *existing) {
+          holder = *existing;
+        } else {
+          Value dict = in.call(*in.builtin("torch.nn.ModuleDict"), Args{}, site);
+          in.module_set(m, "parametrizations", dict, site);
+          if (dict.as<InstanceObj>()) holder = std::static_pointer_cast<InstanceObj>(dict.obj);
+          if (m.cls && m.cls->name.rfind("Parametrized", 0) != 0) {
+            // Not built in itself: the forward tracer runs the layer it derives from.
+            m.cls = in.make_builtin_class("torch.nn.utils.parametrize.Parametrized" + m.cls->name, {m.cls}, nullptr);
+            m.cls->is_builtin = false;
           }
         }
-        auto g = in.new_tensor(g_shape, weight->span, true);
-        auto v = in.new_tensor(weight->shape, weight->span, true);
-        g->dtype = v->dtype = weight->dtype;
-        params.emplace_back(name + "_g", g);
-        params.emplace_back(name + "_v", v);
+        Value list = in.call(*in.builtin("torch.nn.utils.parametrize.ParametrizationList"), Args{}, site);
+        Value norm = in.call(Value::object(weight_norm_module), Args{}, site);
+        auto* plist = list.as<InstanceObj>();
+        if (!holder || !holder->module || !plist || !plist->module || !norm.as<InstanceObj>()) return;
+        plist->module->modules.emplace_back("0", std::static_pointer_cast<InstanceObj>(norm.obj));
+        plist->module->parameters.emplace_back("original0", g);
+        plist->module->parameters.emplace_back("original1", v);
+        holder->module->modules.emplace_back(name, std::static_pointer_cast<InstanceObj>(list.obj));
+        m.set_attribute(name, Value::object(v));  // forward reads module.<name>: g·v/‖v‖, v's shape
       }));
   in.define_native("torch.nn.utils.spectral_norm", reparametrisation(
       "spectral_norm", {{"module", std::nullopt}, {"name", Value::str("weight")}, {"n_power_iterations", Value::integer(1)},
@@ -126,7 +166,6 @@ void install_nn_parameters(Interpreter& in) {
         register_buffer(b["module"], name + "_u", in.new_tensor(u_shape, weight->span), true);
         register_buffer(b["module"], name + "_v", in.new_tensor(v_shape, weight->span), true);
       }));
-  in.define("torch.nn.utils.parametrizations", in.namespace_value("torch.nn.utils.parametrizations"));
 }
 
 }  // namespace shardlens::python::native

@@ -100,6 +100,9 @@ struct ListObj : Object {  // also tuples (kind Tuple)
   static constexpr ObjKind kKind = ObjKind::List;
   explicit ListObj(bool tuple = false) : Object(tuple ? ObjKind::Tuple : ObjKind::List) {}
   std::vector<Value> items;
+  // itertools.cycle: an endless iterator over `items` (next() takes the front and puts it back at
+  // the end; zip and map run it beside finite iterables; iterating it alone is unknown).
+  bool endless = false;
 };
 // The value of a Value of Kind::BigInt (always outside int64: Value::big_integer normalises).
 struct BigIntObj : Object {

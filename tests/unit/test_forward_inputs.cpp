@@ -272,3 +272,49 @@ plain = DiT("layer_norm")
   for (const auto& d : r.model.dataflow.input_descriptions) names.push_back(d.substr(0, d.find(':')));
   CHECK(names == std::vector<std::string>{"hidden_states", "timestep"});  // class_labels is never dereferenced
 }
+
+TEST_CASE("forward inputs: a waveform given a channel dim (x[:, None], x.unsqueeze(1)) before strided convs (wav2vec2, HuBERT)", "[real]") {
+  // The conv says [batch, 1, samples]; the input is what the new dim was put into: [batch, samples],
+  // long enough for the workload's tokens after the stack's total stride (5 * 2).
+  for (const std::string add_channel : {"input_values[:, None]", "input_values.unsqueeze(1)"}) {
+    INFO(add_channel);
+    python::ExtractOptions options;
+    options.trace_forward = true;
+    options.workload.tokens = 2048;
+    python::ModelExtractor extractor(R"(
+import torch
+import torch.nn as nn
+
+class FeatureEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv0 = nn.Conv1d(1, 32, kernel_size=10, stride=5)
+        self.norm = nn.GroupNorm(32, 32)
+        self.conv1 = nn.Conv1d(32, 32, kernel_size=3, stride=2)
+
+    def forward(self, input_values):
+        hidden_states = )" + add_channel + R"(
+        return self.conv1(self.norm(self.conv0(hidden_states)))
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.feature_extractor = FeatureEncoder()
+        self.proj = nn.Linear(32, 64)
+
+    def forward(self, input_values):
+        return self.proj(self.feature_extractor(input_values).transpose(1, 2))
+
+model = Model()
+)", "m.py");
+    auto r = extractor.extract(options);
+    REQUIRE(r.ok);
+    const auto& flow = r.model.dataflow;
+    REQUIRE(flow.inputs.size() == 1);
+    CHECK(flow.tensors[static_cast<size_t>(flow.inputs[0])].shape == ir::Shape{1, 2048 * 10});
+    CHECK(count_ops(flow, ir::OpKind::Unknown) == 0);
+    REQUIRE(flow.outputs.size() == 1);
+    // (2048 * 10 - 10) / 5 + 1 = 4095 frames after conv0, (4095 - 3) / 2 + 1 = 2047 after conv1.
+    CHECK(flow.tensors[static_cast<size_t>(flow.outputs[0])].shape == ir::Shape{1, 2047, 64});
+  }
+}

@@ -1504,3 +1504,93 @@ model = M()
   REQUIRE(flow.outputs.size() == 1);
   CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 16, 16});
 }
+
+TEST_CASE("weight_norm, old and new: a convolution reads its reparametrised weight, named as PyTorch names it (wav2vec2, HuBERT)", "[trace][real]") {
+  // parametrizations.weight_norm (PyTorch 2.1+) registers <conv>.parametrizations.weight.original0/1
+  // and turns the conv's class into ParametrizedConv1d; nn.utils.weight_norm registers weight_g / weight_v.
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class PositionalConv(nn.Module):
+    def __init__(self, hidden=32, new_api=True):
+        super().__init__()
+        conv = nn.Conv1d(hidden, hidden, kernel_size=4, padding=2, groups=4)
+        weight_norm = nn.utils.weight_norm
+        if new_api and hasattr(nn.utils.parametrizations, "weight_norm"):
+            weight_norm = nn.utils.parametrizations.weight_norm
+        self.conv = weight_norm(conv, name="weight", dim=2)
+
+    def forward(self, x):
+        return self.conv(x.transpose(1, 2))[:, :, :-1].transpose(1, 2)
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 32)
+        self.new = PositionalConv()
+        self.old = PositionalConv(new_api=False)
+
+    def forward(self, x):
+        h = self.proj(x)
+        return h + self.new(h) + self.old(h)
+
+model = M()
+)";
+  auto r = traced_on(script, {{"x", {1, 8, 16}, "float32"}});
+  INFO(unresolved(r));
+  REQUIRE(r.ok);
+  CHECK(r.model.unresolved.empty());
+  auto s = shapes(r);
+  CHECK(s["new.conv.parametrizations.weight.original0"] == std::vector<int64_t>{1, 1, 4});
+  CHECK(s["new.conv.parametrizations.weight.original1"] == std::vector<int64_t>{32, 8, 4});
+  CHECK(s["old.conv.weight_g"] == std::vector<int64_t>{1, 1, 4});
+  CHECK(s["old.conv.weight_v"] == std::vector<int64_t>{32, 8, 4});
+  CHECK(!s.count("new.conv.weight"));
+  const auto& flow = r.model.dataflow;
+  int convs = 0;
+  for (const auto& op : flow.ops) {
+    INFO(op.name);
+    CHECK(op.kind != ir::OpKind::Unknown);
+    if (op.kind != ir::OpKind::Contract || op.name.find("onv") == std::string::npos) continue;
+    ++convs;
+    // The conv's weight operand is the direction v: a parameter of the model, not a loose tensor.
+    bool reads_v = false;
+    for (int t : op.inputs)
+      if (const int p = flow.tensors[static_cast<size_t>(t)].parameter; p >= 0) {
+        const std::string& name = r.model.parameters[static_cast<size_t>(p)].name;
+        reads_v |= name.ends_with("original1") || name.ends_with("weight_v");
+      }
+    CHECK(reads_v);
+  }
+  CHECK(convs == 2);
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 8, 32});
+}
+
+TEST_CASE("Padding layers pad as F.pad does (MelGAN's ReflectionPad1d before a conv, ZeroPad2d with four sides)", "[trace][real]") {
+  // PyTorch: ReflectionPad1d(3) of [1, 1, 64] is [1, 1, 70]; Conv1d(1, 8, 7) of it is [1, 8, 64];
+  // ZeroPad2d((1, 2, 3, 4)) of [1, 8, 8, 8] is [1, 8, 15, 11].
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.ReflectionPad1d(3), nn.Conv1d(1, 8, kernel_size=7))
+        self.pad2d = nn.ZeroPad2d(padding=(1, 2, 3, 4))
+
+    def forward(self, x, image):
+        return self.body(x), self.pad2d(image)
+
+model = M()
+)";
+  auto r = traced_on(script, {{"x", {1, 1, 64}, "float32"}, {"image", {1, 8, 8, 8}, "float32"}});
+  INFO(unresolved(r));
+  const auto& flow = r.model.dataflow;
+  CHECK(std::none_of(flow.ops.begin(), flow.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::Unknown; }));
+  REQUIRE(flow.outputs.size() == 2);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 8, 64});
+  CHECK(flow.tensors[flow.outputs[1]].shape == std::vector<int64_t>{1, 8, 15, 11});
+}
