@@ -2034,6 +2034,17 @@ class RequiredScan {
     return false;
   }
 
+  // Whether a block assigns the name a value computed without reading it (`x = f(y)`, not `x = f(x)`).
+  bool binds_from_elsewhere(const Block& block) const {
+    for (const auto& st : block) {
+      if (st->kind == StmtKind::Assign && !mentions(st->value.get()))
+        for (const auto& t : st->targets)
+          if (is_name(t.get())) return true;
+      if (binds_from_elsewhere(st->body) || binds_from_elsewhere(st->orelse)) return true;
+    }
+    return false;
+  }
+
   void statement(const Stmt& st) {
     switch (st.kind) {
       case StmtKind::If:
@@ -2045,10 +2056,13 @@ class RequiredScan {
           assigned_ = assigned_ || binds(*taken ? st.body : st.orelse);
           return;
         }
-        // A branch that may give the name a value of its own guards what follows only when its test
-        // looks at the name (`if x is None: x = ...`); otherwise the input may still be there after
-        // it (diffusers' LabelEmbedding re-binds labels only when dropping some, then embeds them).
+        // A branch that may give the name a value of its own guards what follows when its test looks
+        // at the name (`if x is None: x = ...`), or when it makes the value from something else
+        // (DistilBERT's `if input_ids is not None: input_embeds = self.word_embeddings(input_ids)`: the
+        // other input stands in). A branch that only transforms the input (diffusers' LabelEmbedding:
+        // `labels = self.token_drop(labels, ...)` when dropping some) still needs it after.
         if (mentions(st.value.get())) assigned_ = assigned_ || binds(st.body) || binds(st.orelse);
+        else assigned_ = assigned_ || binds_from_elsewhere(st.body) || binds_from_elsewhere(st.orelse);
         return;
       case StmtKind::While:  // the test runs; `x is None` in it is a check, not a use (expr)
         expr(st.value.get());

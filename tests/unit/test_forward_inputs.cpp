@@ -318,3 +318,45 @@ model = Model()
     CHECK(flow.tensors[static_cast<size_t>(flow.outputs[0])].shape == ir::Shape{1, 2047, 64});
   }
 }
+
+TEST_CASE("forward inputs: an optional input a branch makes from another input is not needed (DistilBERT's input_embeds)", "[real]") {
+  // forward() raises when both input_ids and inputs_embeds are given; the embeddings make their
+  // input_embeds from input_ids when those are there, so only input_ids is an input.
+  auto r = traced(R"(
+import torch
+import torch.nn as nn
+
+class Embeddings(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(100, 16)
+        self.position_embeddings = nn.Embedding(64, 16)
+
+    def forward(self, input_ids, input_embeds=None):
+        if input_ids is not None:
+            input_embeds = self.word_embeddings(input_ids)
+        seq_length = input_embeds.size(1)
+        position_ids = torch.arange(seq_length)[None, :]
+        return input_embeds + self.position_embeddings(position_ids)
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embeddings = Embeddings()
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None):
+        if input_ids is not None and inputs_embeds is not None:
+            raise ValueError("You cannot specify both input_ids and inputs_embeds at the same time")
+        return self.proj(self.embeddings(input_ids, inputs_embeds))
+
+model = Model()
+)");
+  REQUIRE(r.ok);
+  INFO(r.model.dataflow.error);
+  CHECK(r.model.dataflow.error.empty());
+  const auto& flow = r.model.dataflow;
+  REQUIRE(flow.inputs.size() == 1);
+  CHECK(count_ops(flow, ir::OpKind::Unknown) == 0);
+  CHECK(count_ops(flow, ir::OpKind::Embedding) == 2);
+}
