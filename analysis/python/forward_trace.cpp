@@ -191,6 +191,12 @@ int ForwardTracer::new_version(const std::shared_ptr<TensorObj>& t) {
   return id;
 }
 
+bool ForwardTracer::calls_since(size_t from) const {
+  for (size_t i = from; flow_ && i < flow_->ops.size(); ++i)
+    if (flow_->ops[i].kind == OpKind::Call || flow_->ops[i].kind == OpKind::Experts) return true;
+  return false;
+}
+
 ir::Op& ForwardTracer::record(OpKind kind, std::string name, const std::vector<Value>& inputs, const Value& result,
                               const ir::Span& site) {
   ir::Op op;

@@ -2,6 +2,7 @@
 // become Call ops with bodies, tensor operations become ops with shapes for one workload.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -99,6 +100,13 @@ class ForwardTracer {
   // An assert in forward() is false. Only when tracing past failed assertions (the last resort once
   // forward() still raised AssertionError): noted, and true: forward() goes on, as under `python -O`.
   bool assertion_failed(const ir::Span& site);
+  // Ops recorded so far, and whether any since `from` ran a module's forward (a Call): a loop over
+  // the sequence's positions that records elementwise ops only is cut short (interpreter.cpp).
+  size_t op_count() const { return flow_ ? flow_->ops.size() : 0; }
+  bool calls_since(size_t from) const;
+  void note(const std::string& text) {  // once per text (a loop in every layer is said once)
+    if (flow_ && std::find(flow_->notes.begin(), flow_->notes.end(), text) == flow_->notes.end()) flow_->notes.push_back(text);
+  }
   void untracked_state();              // a change or read the memo cannot follow (a global, __dict__)
   void attribute_read(const InstanceObj& instance, const std::string& name);
   void closure_read(uint64_t scope_serial);  // a name found in an enclosing function's scope

@@ -476,7 +476,24 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
         return Flow::Normal;
       }
       bool broke = false;
+      // While tracing, a loop over many positions whose iterations record tensor ops but run no
+      // module (RWKV's and other recurrences written step by step over the sequence) is traced for
+      // its first kTracedSteps iterations: the ops of each step are alike, and recording thousands
+      // of them makes a body no search can plan. Said in a note.
+      constexpr size_t kTracedSteps = 4, kStepsBeforeCut = 64;
+      const size_t ops_before = tracer_ ? tracer_->op_count() : 0;
+      size_t done_steps = 0;
       for (auto& item : *items) {
+        if (tracer_ && items->size() >= kStepsBeforeCut && done_steps == kTracedSteps && tracer_->op_count() > ops_before &&
+            !tracer_->calls_since(ops_before)) {
+          const ir::Span at = absolute(s.value->span, frame.unit);
+          const std::string file = at.file ? ir::source_file_path(at.file) : std::string("the script");
+          tracer_->note("the loop at " + file + ":" + std::to_string(at.line) + " was traced for its first " + std::to_string(kTracedSteps) +
+                        " of " + std::to_string(items->size()) +
+                        " iterations: each records the same elementwise ops and runs no module, and the plan covers those steps only");
+          break;
+        }
+        ++done_steps;
         assign(*s.targets[0], item, frame);
         Flow f = exec_block(s.body, frame);
         if (f == Flow::Break) { broke = true; break; }
@@ -1865,7 +1882,16 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
     default: break;
   }
   std::string receiver = type_name(object);
-  if (object.obj->kind == ObjKind::Tensor) receiver = "tensor";
+  if (object.obj->kind == ObjKind::Tensor) {
+    receiver = "tensor";
+    // What model code set on it, or nothing: torch.Tensor has a fixed set of attributes.
+    if (!is_tensor_attribute(name)) {
+      const auto* t = static_cast<TensorObj*>(object.obj.get());
+      if (t->attributes)
+        if (const Value* v = t->attributes->find(Value::str(name))) return *v;
+      return raise("AttributeError", "'Tensor' object has no attribute '" + name + "'", site);
+    }
+  }
   // While tracing, `x.T` / `x.mT` are the permutes they name: the planner must see them (a weight
   // read as `self.weight.T` would otherwise be a fresh tensor, stored whole and sliced for free).
   // H / mH are the same on real tensors.
@@ -2022,6 +2048,9 @@ void Interpreter::generic_set_attribute(const Value& object, const std::string& 
   if (auto* t = object.as<TensorObj>()) {
     if (name == "requires_grad") {
       if (auto b = truth(value)) t->requires_grad = *b;
+    } else if (!is_tensor_attribute(name)) {
+      if (!t->attributes) t->attributes = std::make_shared<DictObj>();
+      t->attributes->set(Value::str(name), std::move(value));
     }
     return;
   }

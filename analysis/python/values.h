@@ -358,8 +358,12 @@ struct TensorObj : Object {
   // RoPE frequency tables decide module structure and buffer shapes in real model code.
   TrackedValues values;
   uint64_t id = 0;
+  // Attributes model code set on it (Megatron's `param.sequence_parallel = True`); null while none.
+  std::shared_ptr<DictObj> attributes;
   int64_t numel() const { return shape ? ir::saturating_numel(*shape) : 1; }
 };
+// Whether torch.Tensor (or nn.Parameter) has an attribute of this name (tensor_attribute_names.cpp).
+bool is_tensor_attribute(std::string_view name);
 
 struct PartialObj : Object {
   static constexpr ObjKind kKind = ObjKind::Partial;

@@ -1594,3 +1594,52 @@ model = M()
   CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 8, 64});
   CHECK(flow.tensors[flow.outputs[1]].shape == std::vector<int64_t>{1, 8, 15, 11});
 }
+
+TEST_CASE("A tensor has the attributes torch.Tensor has and those model code set on it; a step-by-step loop over the sequence is cut short (RWKV)", "[trace][real]") {
+  // hasattr(weight, "SCB") is False on a plain weight (RWKV's quantisation branch), True once set;
+  // RWKV's CPU path loops over every position with elementwise ops only: traced for its first steps.
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class Mix(nn.Module):
+    def __init__(self, d=16):
+        super().__init__()
+        self.key = nn.Linear(d, d)
+        self.value = nn.Linear(d, d)
+        self.output = nn.Linear(d, d)
+        self.key.weight.marked = True
+        if hasattr(self.output.weight, "SCB"):
+            self.quantised = nn.Linear(d, d)
+        if hasattr(self.key.weight, "marked") and self.key.weight.marked:
+            self.marked = nn.Linear(d, 2)
+
+    def forward(self, x):
+        k = self.key(x)
+        v = self.value(x)
+        out = torch.zeros_like(k)
+        state = torch.zeros_like(k[:, 0])
+        for t in range(x.size(1)):
+            state = state * 0.5 + torch.exp(k[:, t]) * v[:, t]
+            out[:, t] = state
+        if hasattr(self.output.weight, "SCB"):
+            self.output.weight.SCB.div_(2)
+        return self.output(out)
+
+model = Mix()
+)";
+  auto r = traced_on(script, {{"x", {1, 256, 16}, "float32"}});
+  INFO(unresolved(r));
+  REQUIRE(r.ok);
+  CHECK(r.model.unresolved.empty());
+  auto s = shapes(r);
+  CHECK(!s.count("quantised.weight"));
+  CHECK(s["marked.weight"] == std::vector<int64_t>{2, 16});
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.error.empty());
+  CHECK(flow.ops.size() < 60);  // 4 steps of a few ops each, not 256
+  CHECK(std::any_of(flow.notes.begin(), flow.notes.end(), [](const std::string& n) { return n.find("first 4 of 256 iterations") != std::string::npos; }));
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 256, 16});
+}
