@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "ir/contract_equations.h"
+#include "ir/module_path.h"
 #include "ir/split.h"
 #include "python/interpreter.h"
 
@@ -754,10 +755,9 @@ Value ForwardTracer::routed_experts(Interpreter& in, InstanceObj& moe, int index
   auto& call = flow_->ops[at];
   call.outputs = {id_of(std::static_pointer_cast<TensorObj>(out.obj))};
   call.end = static_cast<int>(flow_->ops.size());
-  std::string where = model_.modules[index].name;
-  flow_->notes.push_back(where + ": routed experts recognised (" + std::to_string(count) + " experts, top-" +
-                         std::to_string(top_k) + (guessed_k ? " assumed" : "") +
-                         ", balanced routing assumed); its forward's routing code is summarised, not traced");
+  // Said once for every layer that has it (layers.*.block_sparse_moe), not once per layer.
+  note(ir::module_pattern(model_.modules[index].name) + ": routed experts recognised (" + std::to_string(count) + " experts, top-" +
+       std::to_string(top_k) + (guessed_k ? " assumed" : "") + ", balanced routing assumed); its forward's routing code is summarised, not traced");
   // A forward that returns (output, router_logits) gives the same tuple; what else it returns is not modelled.
   const Value* forward = moe.cls->lookup("forward");
   const auto* fn = forward ? forward->as<FunctionObj>() : nullptr;
