@@ -40,6 +40,7 @@ is_triton_available = answer(False)
 is_flash_attn_3_available = answer(False)
 is_apex_available = answer(False)
 is_deepspeed_available = answer(False)
+is_safetensors_available = answer(True)
 is_torchvision_available = answer(False)
 
 
