@@ -1073,7 +1073,7 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
     record(OpKind::Create, "one_hot", {x}, r, site);
     return r;
   }
-  if (name == "cat" || name == "concat" || name == "stack") {
+  if (name == "cat" || name == "concat" || name == "concatenate" || name == "stack") {
     std::vector<Value> parts;
     collect_tensors(arg(0, "tensors"), parts);
     int64_t dim = int_arg(args, 1, "dim").value_or(0);

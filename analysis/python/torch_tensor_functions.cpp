@@ -189,6 +189,7 @@ void install_tensor_functions(Interpreter& in) {
   };
   in.define_native("torch.cat", concat(false));
   in.define_native("torch.concat", concat(false));
+  in.define_native("torch.concatenate", concat(false));  // the NumPy-style name (HF Zamba2)
   in.define_native("torch.stack", concat(true));
   for (const char* n : {"sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all", "norm",
                         "std", "var", "logsumexp", "nansum"}) {

@@ -1643,3 +1643,25 @@ model = Mix()
   REQUIRE(flow.outputs.size() == 1);
   CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 256, 16});
 }
+
+TEST_CASE("torch.concatenate is torch.cat (Zamba2's shared block reads the hidden states beside the embeddings)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(32, 16)
+
+    def forward(self, x):
+        return self.proj(torch.concatenate([x, x * 2], dim=-1))
+
+model = M()
+)";
+  auto r = traced_on(script, {{"x", {1, 8, 16}, "float32"}});
+  const auto& flow = r.model.dataflow;
+  CHECK(std::none_of(flow.ops.begin(), flow.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::Unknown; }));
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 8, 16});
+}
