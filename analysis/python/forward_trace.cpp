@@ -192,9 +192,10 @@ int ForwardTracer::new_version(const std::shared_ptr<TensorObj>& t) {
   return id;
 }
 
-bool ForwardTracer::calls_since(size_t from) const {
+bool ForwardTracer::calls_or_contractions_since(size_t from) const {
   for (size_t i = from; flow_ && i < flow_->ops.size(); ++i)
-    if (flow_->ops[i].kind == OpKind::Call || flow_->ops[i].kind == OpKind::Experts) return true;
+    if (const OpKind k = flow_->ops[i].kind; k == OpKind::Call || k == OpKind::Experts || k == OpKind::Contract || k == OpKind::Attention)
+      return true;
   return false;
 }
 

@@ -100,10 +100,11 @@ class ForwardTracer {
   // An assert in forward() is false. Only when tracing past failed assertions (the last resort once
   // forward() still raised AssertionError): noted, and true: forward() goes on, as under `python -O`.
   bool assertion_failed(const ir::Span& site);
-  // Ops recorded so far, and whether any since `from` ran a module's forward (a Call): a loop over
-  // the sequence's positions that records elementwise ops only is cut short (interpreter.cpp).
+  // Ops recorded so far, and whether any since `from` ran a module's forward (a Call) or a
+  // contraction: a loop over the sequence's positions that records elementwise ops only is cut
+  // short (interpreter.cpp); one over experts or blocks that multiply weights is not.
   size_t op_count() const { return flow_ ? flow_->ops.size() : 0; }
-  bool calls_since(size_t from) const;
+  bool calls_or_contractions_since(size_t from) const;
   void note(const std::string& text) {  // once per text (a loop in every layer is said once)
     if (flow_ && std::find(flow_->notes.begin(), flow_->notes.end(), text) == flow_->notes.end()) flow_->notes.push_back(text);
   }

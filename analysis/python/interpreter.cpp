@@ -476,21 +476,21 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
         return Flow::Normal;
       }
       bool broke = false;
-      // While tracing, a loop over many positions whose iterations record tensor ops but run no
-      // module (RWKV's and other recurrences written step by step over the sequence) is traced for
-      // its first kTracedSteps iterations: the ops of each step are alike, and recording thousands
-      // of them makes a body no search can plan. Said in a note.
+      // While tracing, a loop over many positions whose iterations record elementwise tensor ops
+      // only, no module and no contraction (RWKV's recurrence written step by step over the
+      // sequence), is traced for its first kTracedSteps iterations: the ops of each step are alike,
+      // and recording thousands of them makes a body no search can plan. Said in a note.
       constexpr size_t kTracedSteps = 4, kStepsBeforeCut = 64;
       const size_t ops_before = tracer_ ? tracer_->op_count() : 0;
       size_t done_steps = 0;
       for (auto& item : *items) {
         if (tracer_ && items->size() >= kStepsBeforeCut && done_steps == kTracedSteps && tracer_->op_count() > ops_before &&
-            !tracer_->calls_since(ops_before)) {
+            !tracer_->calls_or_contractions_since(ops_before)) {
           const ir::Span at = absolute(s.value->span, frame.unit);
           const std::string file = at.file ? ir::source_file_path(at.file) : std::string("the script");
           tracer_->note("the loop at " + file + ":" + std::to_string(at.line) + " was traced for its first " + std::to_string(kTracedSteps) +
                         " of " + std::to_string(items->size()) +
-                        " iterations: each records the same elementwise ops and runs no module, and the plan covers those steps only");
+                        " iterations: each records the same elementwise ops (no module, no contraction), and the plan covers those steps only");
           break;
         }
         ++done_steps;

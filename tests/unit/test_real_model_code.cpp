@@ -1665,3 +1665,28 @@ model = M()
   REQUIRE(flow.outputs.size() == 1);
   CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 8, 16});
 }
+
+TEST_CASE("A loop over many experts that multiplies weights is traced whole, not cut short as a step-by-step recurrence", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Stacked(nn.Module):
+    def __init__(self, experts=64, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.empty(experts, d, d))
+
+    def forward(self, x):
+        out = torch.zeros_like(x)
+        for e in range(self.w.shape[0]):
+            out = out + F.linear(x, self.w[e])
+        return out
+
+model = Stacked()
+)";
+  auto r = traced_on(script, {{"x", {1, 4, 8}, "float32"}});
+  const auto& flow = r.model.dataflow;
+  CHECK(std::count_if(flow.ops.begin(), flow.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::Contract; }) == 64);
+  CHECK(std::none_of(flow.notes.begin(), flow.notes.end(), [](const std::string& n) { return n.find("was traced for its first") != std::string::npos; }));
+}
