@@ -581,6 +581,13 @@ Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs
     record(OpKind::Interpolate, cls, {x}, r, site);
     return r;
   }
+  // A layer that is its torch.nn.functional form on the layer's arguments (pools, padding).
+  auto as_functional = [&](const std::string& functional, CallArgs& fa) {
+    NativeObj f;
+    f.name = "torch.nn.functional." + functional;
+    if (const Value* v = in.builtin(f.name); v && v->as<NativeObj>()) f.fn = v->as<NativeObj>()->fn;
+    return native(in, f, fa, site);
+  };
   if (cls.find("Pool") != std::string::npos && cls.rfind("LPPool", 0) != 0) {
     // nn.AdaptiveAvgPool1d(1) and friends are their functional form on the layer's arguments.
     std::string functional;
@@ -591,10 +598,7 @@ Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs
     CallArgs fa{{x}, {}};
     for (const char* key : {"output_size", "kernel_size", "stride", "padding"})
       if (Value* v = layer.find_attribute(key)) fa.keywords.emplace_back(key, *v);
-    NativeObj pool;
-    pool.name = "torch.nn.functional." + functional;
-    if (const Value* f = in.builtin(pool.name); f && f->as<NativeObj>()) pool.fn = f->as<NativeObj>()->fn;
-    return native(in, pool, fa, site);
+    return as_functional(functional, fa);
   }
   if (const size_t at = cls.find("Pad"); at != std::string::npos && cls.size() == at + 5 && cls[at + 3] >= '1' && cls[at + 3] <= '3' &&
                                           cls.back() == 'd') {
@@ -607,10 +611,7 @@ Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs
     else if (auto* l = TupleView::of(padding)) pads = l->items;
     if (pads.empty()) return record_unknown(in, cls, inputs, "padding of " + cls + " not known", site);
     CallArgs fa{{x, make_tuple(std::move(pads))}, {}};
-    NativeObj pad;
-    pad.name = "torch.nn.functional.pad";
-    if (const Value* f = in.builtin(pad.name); f && f->as<NativeObj>()) pad.fn = f->as<NativeObj>()->fn;
-    return native(in, pad, fa, site);
+    return as_functional("pad", fa);
   }
   if (cls == "Flatten") {
     CallArgs fa{{Value::integer(1), Value::integer(-1)}, {}};

@@ -179,17 +179,14 @@ std::optional<std::vector<std::vector<Value>>> items_of_each(Interpreter& in, st
                                                              const ir::Span& site, Value* why) {
   std::vector<std::vector<Value>> out;
   // Endless iterators (itertools.cycle) beside finite ones give as many items as the shortest of
-  // those; on their own they never end.
+  // those; on their own they never end (Interpreter::iterate says so).
   auto endless = [](const Value& v) {
     const auto* l = v.as<ListObj>();
     return l && l->endless;
   };
-  if (!iterables.empty() && std::all_of(iterables.begin(), iterables.end(), endless)) {
-    *why = in.unknown("an endless itertools.cycle iterated on its own", site);
-    return std::nullopt;
-  }
+  const bool all_endless = std::all_of(iterables.begin(), iterables.end(), endless);
   for (const Value& v : iterables) {
-    if (endless(v)) {
+    if (endless(v) && !all_endless) {
       out.emplace_back();  // filled once the finite ones are listed
       continue;
     }

@@ -354,7 +354,8 @@ void install_nn_containers(Interpreter& in) {
     std::vector<Value> out;
     for (auto& [k, p] : instance(a.positional[0])->module->parameters) out.push_back(Value::str(k));
     return make_list(std::move(out));
-  });  // What torch.nn.utils.parametrize registers per reparametrised tensor (torch_nn_parameters.cpp).
+  });
+  // What torch.nn.utils.parametrize registers per reparametrised tensor (torch_nn_parameters.cpp).
   in.define("torch.nn.utils.parametrize.ParametrizationList",
             Value::object(in.make_builtin_class("torch.nn.utils.parametrize.ParametrizationList", {module_list}, nullptr)));
 }

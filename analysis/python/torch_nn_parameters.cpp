@@ -106,8 +106,9 @@ void install_nn_parameters(Interpreter& in) {
     g->dtype = v->dtype = weight->dtype;
     return std::pair{g, v};
   };
+  const std::vector<P> weight_norm_params{{"module", std::nullopt}, {"name", Value::str("weight")}, {"dim", Value::integer(0)}};
   in.define_native("torch.nn.utils.weight_norm", reparametrisation(
-      "weight_norm", {{"module", std::nullopt}, {"name", Value::str("weight")}, {"dim", Value::integer(0)}},
+      "weight_norm", weight_norm_params,
       [weight_norm_pair](Interpreter& in, Bound& b, InstanceObj& m, const std::string& name, const std::shared_ptr<TensorObj>& weight) {
         auto [g, v] = weight_norm_pair(in, b, weight);
         m.module->parameters.emplace_back(name + "_g", g);
@@ -120,9 +121,9 @@ void install_nn_parameters(Interpreter& in) {
   // the _WeightNorm) holds original0 (g) and original1 (v).
   auto weight_norm_module = in.make_builtin_class("torch.nn.utils.parametrizations._WeightNorm", {module}, nullptr);
   in.define_native("torch.nn.utils.parametrizations.weight_norm", reparametrisation(
-      "weight_norm", {{"module", std::nullopt}, {"name", Value::str("weight")}, {"dim", Value::integer(0)}},
+      "weight_norm", weight_norm_params,
       [weight_norm_pair, weight_norm_module](Interpreter& in, Bound& b, InstanceObj& m, const std::string& name,
-                                                                   const std::shared_ptr<TensorObj>& weight) {
+                                             const std::shared_ptr<TensorObj>& weight) {
         auto [g, v] = weight_norm_pair(in, b, weight);
         const ir::Span site = m.module->span;
         std::shared_ptr<InstanceObj> holder;
