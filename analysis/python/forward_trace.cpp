@@ -17,6 +17,11 @@
 namespace shardlens::python {
 namespace {
 
+// The op that stands for a row of an input iterated before its shape is known (rows_of_unknown),
+// and first_use's mark for the dim of rows it takes away.
+constexpr const char* kRowOfInput = "row of input";
+constexpr int kRowTaken = -1;
+
 std::string describe_input(const ForwardTracer::InputShape& input) {
   std::string s;
   for (auto d : input.shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
@@ -1079,9 +1084,14 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
     std::vector<Value> parts;
     collect_tensors(arg(0, "tensors"), parts);
     int64_t dim = int_arg(args, 1, "dim").value_or(0);
-    if (parts.empty() || !shape_of(parts[0])) return record_unknown(in, name, parts, "operand shapes unknown", site);
-    auto out = *shape_of(parts[0]);
     bool stack = name == "stack";
+    if (parts.empty() || !shape_of(parts[0])) {
+      Value r = record_unknown(in, name, parts, "operand shapes unknown", site);
+      // Where the stacked dim goes is known without the shape when it counts from the front (first_use).
+      if (stack && dim >= 0) flow_->ops.back().dims = {static_cast<int>(dim)};
+      return r;
+    }
+    auto out = *shape_of(parts[0]);
     int64_t d = norm_dim(dim, out.size() + (stack ? 1 : 0));
     if (stack) out.insert(out.begin() + d, static_cast<int64_t>(parts.size()));
     else {
@@ -1093,6 +1103,21 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
       }
     }
     Value r = Value::object(make(in, out, parts[0].as<TensorObj>()->dtype, site));
+    // Small tensors of known values keep them (Wan stacks each video's [F, H, W] grid, then reads it back with tolist()).
+    if (auto* made = r.as<TensorObj>(); made && made->shape && made->numel() <= 4096) {
+      int64_t outer = 1;
+      for (int64_t i = 0; i < d; ++i) outer *= out[static_cast<size_t>(i)];
+      std::vector<double> values;
+      bool known = true;
+      for (int64_t o = 0; o < outer && known; ++o)
+        for (auto& p : parts) {
+          auto* pt = p.as<TensorObj>();
+          if (!pt->values || static_cast<int64_t>(pt->values->size()) != pt->numel() || outer == 0) { known = false; break; }
+          const int64_t chunk = pt->numel() / outer;
+          values.insert(values.end(), pt->values->begin() + o * chunk, pt->values->begin() + (o + 1) * chunk);
+        }
+      if (known && static_cast<int64_t>(values.size()) == made->numel()) made->values = std::move(values);
+    }
     auto& op = record(OpKind::Concat, name, parts, r, site);
     op.dims = {static_cast<int>(d)};
     if (stack) op.sizes = {1};  // stack: a new dim of size parts.size() at dims[0]
@@ -1586,6 +1611,18 @@ std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t
   return latent_by_unpacking(p, shape, first_use(p, shape, dtype));
 }
 
+// forward() iterates an input whose shape pass 1 does not know yet (Wan's `for u in x`, the
+// documented List[Tensor] of videos; a batch walked sample by sample): one row stands for all, an
+// unknown op from the input, so that first_use reads the rows' first use and puts the dim of rows
+// (one per sample) back in front.
+std::optional<std::vector<Value>> ForwardTracer::rows_of_unknown(Interpreter& in, const TensorObj& t, const ir::Span& site) {
+  if (!probe_inputs_) return std::nullopt;
+  auto input = std::find_if(probe_inputs_->begin(), probe_inputs_->end(),
+                            [&](const Placeholder& p) { return p.tensor.get() == &t && !p.given; });
+  if (input == probe_inputs_->end()) return std::nullopt;
+  return std::vector<Value>{record_unknown(in, kRowOfInput, {Value::object(input->tensor)}, "a row of an input whose shape is not known yet", site)};
+}
+
 // The first informative op that reads the placeholder, or a tensor computed from it, decides
 // what it is (a norm written by hand reads x through pow / mean before its weight shows the width).
 // What reaches the op may have new size-1 dims the input has not (x[:, None], x.unsqueeze(1) on the
@@ -1605,12 +1642,16 @@ std::string ForwardTracer::first_use(const Placeholder& p, std::vector<int64_t>&
     std::vector<int> now = before ? *before : std::vector<int>{};
     std::string what = input_told_by(op, reached, shape, dtype);
     if (!what.empty()) {
-      for (size_t k = now.size(); k-- > 0;)
-        if (now[k] < static_cast<int>(shape.size()) && shape[static_cast<size_t>(now[k])] == 1) shape.erase(shape.begin() + now[k]);
+      for (size_t k = now.size(); k-- > 0;) {
+        if (now[k] == kRowTaken) shape.insert(shape.begin(), workload_.batch);
+        else if (now[k] < static_cast<int>(shape.size()) && shape[static_cast<size_t>(now[k])] == 1) shape.erase(shape.begin() + now[k]);
+      }
       if (at) *at = &op;
       return what;
     }
-    if (op.kind == OpKind::Unknown && (op.name == "[]" || op.name == "unsqueeze")) now.insert(now.end(), op.dims.begin(), op.dims.end());
+    if (op.kind == OpKind::Unknown && (op.name == "[]" || op.name == "unsqueeze" || op.name == "stack"))
+      now.insert(now.end(), op.dims.begin(), op.dims.end());
+    if (op.kind == OpKind::Unknown && op.name == kRowOfInput) now.push_back(kRowTaken);
     if (!now.empty())
       for (int t : op.outputs)
         if (reached[static_cast<size_t>(t)]) inserted[t] = now;
@@ -1836,6 +1877,7 @@ void ForwardTracer::run(const std::shared_ptr<InstanceObj>& root, std::vector<Pl
   // 0 for a prompt, after the context the cache already holds for a decode step.
   for (auto& name : start_positions_)
     args.keywords.emplace_back(name, Value::integer(std::max<int64_t>(0, workload_.context - workload_.tokens)));
+  for (auto& name : sequence_lengths_) args.keywords.emplace_back(name, Value::integer(sequence_length_ > 0 ? sequence_length_ : workload_.tokens));
   if (!packed_lengths_.empty()) {
     // One length per sequence: the flat token ids shared out (before they are sized: the workload's).
     int64_t per_sequence = std::max<int64_t>(1, workload_.tokens / std::max<int64_t>(1, workload_.batch));
@@ -1976,6 +2018,25 @@ std::optional<GivenInput> parse_given_input(const std::string& spec, std::string
     at = x + 1;
   }
   return in;
+}
+
+// A parameter (int, or not annotated) named as the length of the sequence forward() makes or pads to
+// (Wan's `seq_len`, "maximum sequence length for positional encoding").
+bool ForwardTracer::sequence_length_param(const FunctionObj& forward, const std::string& name) {
+  static const std::set<std::string> names = {"seq_len", "seq_length", "seqlen", "max_seq_len", "max_seqlen", "max_seq_length",
+                                              "sequence_length", "max_sequence_length"};
+  if (!names.count(name)) return false;
+  for (auto& p : forward.def->params)
+    if (p.name == name) return p.annotation.empty() || p.annotation == "int" || p.annotation == "Optional[int]";
+  return false;
+}
+
+// The longest sequence of a [batch, sequence, features] activation the trace made.
+int64_t ForwardTracer::longest_sequence() const {
+  int64_t longest = 0;
+  for (const auto& t : flow_->tensors)
+    if (t.shape.size() == 3 && t.parameter < 0 && t.buffer < 0) longest = std::max(longest, t.shape[1]);
+  return longest;
 }
 
 // A parameter annotated int and named as a position (start_pos, offset): where the tokens start.
@@ -2444,7 +2505,17 @@ void ForwardTracer::trace(const std::shared_ptr<InstanceObj>& root, const TraceW
 
 void ForwardTracer::trace_with_retries(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload) {
   named_by_error_.clear();
+  sequence_length_ = 0;
   trace_once(root, workload);
+  // forward() takes the length of the sequence it makes (Wan pads every video's patches to
+  // `seq_len`): given the workload's tokens first, it is the longest sequence that trace made, and
+  // the trace runs again with it when that is longer.
+  if (!sequence_lengths_.empty() && longest_sequence() > workload.tokens) {
+    sequence_length_ = longest_sequence();
+    trace_once(root, workload);
+    model_.dataflow.notes.push_back(sequence_lengths_.front() + " = " + std::to_string(sequence_length_) +
+                                    ": the longest sequence forward() makes from the inputs");
+  }
   if (model_.dataflow.error.empty() || !model_.dataflow.error.starts_with("forward() raised")) return;
   auto joined = [](const std::vector<std::string>& names) {
     std::string out;
@@ -2568,6 +2639,7 @@ void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const T
   }
   std::vector<Placeholder> inputs;
   packed_lengths_.clear();
+  sequence_lengths_.clear();
   auto chosen = forward_inputs(*fn, with_index_inputs_, root.get(), &interp_);
   for (auto& n : named_by_error_) chosen.emplace_back(n, true);
   start_positions_.clear();
@@ -2578,6 +2650,10 @@ void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const T
     }
     if (packed_lengths_name(name.first)) {
       packed_lengths_ = name.first;  // a list of ints, not a tensor (run() passes it by name)
+      continue;
+    }
+    if (sequence_length_param(unwrapped(*fn), name.first)) {
+      sequence_lengths_.push_back(name.first);  // an int, not a tensor (run() passes it by name)
       continue;
     }
     inputs.push_back({name.first, interp_.new_tensor(std::nullopt, {}), -1, name.second});

@@ -91,6 +91,8 @@ class ForwardTracer {
   Value unary(Interpreter& in, const std::string& op, const Value& v, const ir::Span& site);
   Value subscript(Interpreter& in, const Value& target, const Value& index, const ir::Span& site);
   void set_item(Interpreter& in, const Value& target, const Value& index, const Value& value, const ir::Span& site);
+  // Iterating a tensor whose shape is unknown: the rows of an input in pass 1, else nullopt.
+  std::optional<std::vector<Value>> rows_of_unknown(Interpreter& in, const TensorObj& t, const ir::Span& site);
 
   // A call of a module whose forward() already ran on equal inputs, with the same attribute values
   // where the first run read them and nothing changed in between, is replayed from the first run's
@@ -175,6 +177,12 @@ class ForwardTracer {
   // forward()'s packed-sequence lengths parameter (mistral-inference's `seqlens: List[int]` beside
   // token ids flattened over the batch), "" when none: given as a list, one length per sequence.
   std::string packed_lengths_;
+  // forward()'s int parameters that say how long a sequence it makes (passed by name, see run()),
+  // and the length given (0: the workload's tokens).
+  std::vector<std::string> sequence_lengths_;
+  int64_t sequence_length_ = 0;
+  static bool sequence_length_param(const FunctionObj& forward, const std::string& name);
+  int64_t longest_sequence() const;
   void trace_once(const std::shared_ptr<InstanceObj>& root, const TraceWorkload& workload);
   int id_of(const std::shared_ptr<TensorObj>& t);
   int new_version(const std::shared_ptr<TensorObj>& t);

@@ -851,7 +851,11 @@ void Interpreter::import_module(const Stmt& s, Frame& frame) {
     for (const auto& name : s.imports) {
       std::string why;
       auto m = find_module(name.path, why);
-      if (!m && absent(name.path, why)) return;
+      if (!m && absent(name.path, why)) {
+        if (name.alias == name.path || name.alias != name.path.substr(0, name.path.find('.')))
+          unavailable_names_[name.alias] = {name.path, ""};
+        return;
+      }
       if (pending_) return;
       // `import a.b` binds a; `import a.b as c` binds c to a.b.
       std::string root = name.path.substr(0, name.path.find('.'));
@@ -888,7 +892,11 @@ void Interpreter::import_module(const Stmt& s, Frame& frame) {
   }
   std::string why;
   auto m = find_module(module, why);
-  if (!m && absent(module, why)) return;
+  if (!m && absent(module, why)) {
+    for (const auto& name : s.imports)
+      if (name.path != "*") unavailable_names_[name.alias] = {module, name.path};
+    return;
+  }
   if (pending_) return;
   auto* source = m ? m->as<NamespaceObj>() : nullptr;
   if (source && !source->scope) source = nullptr;
@@ -1421,6 +1429,8 @@ Value Interpreter::eval_call(const Expr& e, Frame& frame) {
     sup->self = frame.first_argument;
     return Value::object(sup);
   }
+  if (callee.is_unknown() && tracer_)
+    if (auto stand_in = stand_in_for(*e.items[0], site)) callee = *stand_in;
   CallArgs args;
   bool complete = collect_args(e.items, 1, frame, args);
   if (pending_) return unknown("exception", site);
@@ -1431,6 +1441,39 @@ Value Interpreter::eval_call(const Expr& e, Frame& frame) {
       if (kv.second.is_unknown()) return unknown("call with unresolvable **kwargs: " + kv.second.unknown->reason, site, true);
   }
   return call(callee, std::move(args), site);
+}
+
+// A kernel of a package the script took as unavailable (its import sits in `try: ... except
+// ImportError:`), called in forward() all the same: Wan checks `assert FLASH_ATTN_2_AVAILABLE` and
+// calls flash_attn.flash_attn_varlen_func with no other path. Where the package has a library model,
+// that model stands in (imported as code without a fallback imports it), so the call is traced.
+std::optional<Value> Interpreter::stand_in_for(const Expr& callee, const ir::Span& site) {
+  std::string module, name;
+  if (callee.kind == ExprKind::Name) {
+    auto it = unavailable_names_.find(callee.name);
+    if (it == unavailable_names_.end() || it->second.second.empty()) return std::nullopt;
+    std::tie(module, name) = it->second;
+  } else if (callee.kind == ExprKind::Attribute && !callee.items.empty() && callee.items[0] && callee.items[0]->kind == ExprKind::Name) {
+    auto it = unavailable_names_.find(callee.items[0]->name);
+    if (it == unavailable_names_.end() || !it->second.second.empty()) return std::nullopt;
+    module = it->second.first;
+    name = callee.name;
+  } else {
+    return std::nullopt;
+  }
+  const int outer_guards = import_guards_;
+  import_guards_ = 0;
+  std::string why;
+  auto m = import_source(module, site, why);
+  import_guards_ = outer_guards;
+  auto* ns = m ? m->as<NamespaceObj>() : nullptr;
+  if (!ns || !ns->scope || pending_) return std::nullopt;
+  auto found = ns->scope->vars.find(name);
+  if (found == ns->scope->vars.end() || !found->second.as<FunctionObj>()) return std::nullopt;
+  std::string message = "'" + module + "." + name + "' is called although the script took '" + module +
+                        "' as unavailable (no other path there): shardlens' model of it was traced";
+  tracer_->note(message);
+  return found->second;
 }
 
 Value Interpreter::call(const Value& callee, CallArgs args, const ir::Span& site) {
@@ -2093,10 +2136,18 @@ Value Interpreter::eval(const Expr& e, Frame& frame) {
       return r;
     }
     case ExprKind::Slice: {
+      // A bound that is a one-element integer tensor of known value slices by that value (its
+      // __index__): Wan's `u[:n] for u, n in zip(k, k_lens)`.
+      auto bound = [&](const Expr& x) {
+        Value v = eval(x, frame);
+        if (auto* t = v.as<TensorObj>(); t && t->values && t->values->size() == 1 && t->dtype.rfind("int", 0) == 0)
+          return Value::integer(static_cast<int64_t>((*t->values)[0]));
+        return v;
+      };
       auto s = std::make_shared<SliceObj>();
-      if (e.items[0]) s->lower = eval(*e.items[0], frame);
-      if (e.items[1]) s->upper = eval(*e.items[1], frame);
-      if (e.items[2]) s->step = eval(*e.items[2], frame);
+      if (e.items[0]) s->lower = bound(*e.items[0]);
+      if (e.items[1]) s->upper = bound(*e.items[1]);
+      if (e.items[2]) s->step = bound(*e.items[2]);
       return Value::object(s);
     }
     case ExprKind::Call: return eval_call(e, frame);
@@ -2760,6 +2811,8 @@ std::optional<std::vector<Value>> Interpreter::iterate(const Value& v, const ir:
     }
     return out;
   }
+  if (auto* t = v.as<TensorObj>(); t && !t->shape && tracer_)
+    if (auto rows = tracer_->rows_of_unknown(*this, *t, site)) return rows;
   if (auto* inst = v.as<InstanceObj>()) {
     bool found = false;
     Value iter = class_attribute(inst->cls, &v, "__iter__", 0, site, found);

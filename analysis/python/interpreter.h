@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -262,6 +263,10 @@ class Interpreter {
   std::vector<std::vector<Value>*> yields_;
   int import_guards_ = 0;             // depth of try blocks that catch ImportError
   bool importer_has_fallback_ = false;  // the module being imported was imported inside such a block
+  // Names that `import X` / `from X import f` inside such a block left unbound, with the module
+  // (and the name in it): a call of one while tracing takes X's library model (stand_in_for).
+  std::map<std::string, std::pair<std::string, std::string>> unavailable_names_;
+  std::optional<Value> stand_in_for(const Expr& callee, const ir::Span& site);
   std::vector<ExprPtr> eval_sources_;  // expressions given to eval()
   std::vector<std::string> notes_;
   std::vector<InstanceObj*> constructing_;

@@ -197,11 +197,17 @@ Value tensor_method(Interpreter& in, const std::string& name, const Value& self,
     return in.unknown("tensor values are not known statically", site);
   }
   if (name == "tolist") {
-    if (t->values && shape && shape->size() <= 1) {
+    if (t->values && shape && static_cast<int64_t>(t->values->size()) == t->numel()) {
       if (shape->empty()) return scalar_of(*t, (*t->values)[0]);
-      std::vector<Value> out;
-      for (double v : *t->values) out.push_back(scalar_of(*t, v));
-      return make_list(std::move(out));
+      // Nested lists, one level per dim (Wan's `for f, h, w in grid_sizes.tolist()` over [B, 3]).
+      size_t at = 0;
+      auto nest = [&](auto& self, size_t dim) -> Value {
+        std::vector<Value> out;
+        for (int64_t i = 0; i < (*shape)[dim]; ++i)
+          out.push_back(dim + 1 == shape->size() ? scalar_of(*t, (*t->values)[at++]) : self(self, dim + 1));
+        return make_list(std::move(out));
+      };
+      return nest(nest, 0);
     }
     return in.unknown("tensor values are not known statically", site);
   }

@@ -1690,3 +1690,62 @@ model = Stacked()
   CHECK(std::count_if(flow.ops.begin(), flow.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::Contract; }) == 64);
   CHECK(std::none_of(flow.notes.begin(), flow.notes.end(), [](const std::string& n) { return n.find("was traced for its first") != std::string::npos; }));
 }
+
+TEST_CASE("A video DiT that takes lists of videos and texts, pads to a seq_len it is given, and calls flash_attn past its own check (Wan 2.1)", "[trace][real]") {
+  python::TraceWorkload workload;
+  workload.tokens = 2048;
+  auto r = test::traced(test::model_script("repro_dit_video_list_inputs.py"), workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  // `for u in x` before x's shape is known: x holds one video per sample, [C_in, F, H, W] each, read
+  // by the patch embedding (a Conv3d) after u.unsqueeze(0); context one [L, text_dim] text per sample,
+  // stacked before its first Linear.
+  REQUIRE(flow.inputs.size() == 3);
+  CHECK(flow.tensors[flow.inputs[0]].shape == std::vector<int64_t>{1, 4, 64, 64, 64});
+  CHECK(flow.tensors[flow.inputs[1]].shape == std::vector<int64_t>{1});
+  CHECK(flow.tensors[flow.inputs[2]].shape == std::vector<int64_t>{1, 2048, 96});
+  auto count_ops = [](const ir::Dataflow& f, ir::OpKind kind) {
+    return std::count_if(f.ops.begin(), f.ops.end(), [&](const ir::Op& op) { return op.kind == kind; });
+  };
+  CHECK(count_ops(flow, ir::OpKind::Unknown) == 0);
+  // Self- and cross-attention in each of the 2 blocks, through flash_attn's model.
+  CHECK(count_ops(flow, ir::OpKind::Attention) == 4);
+  // seq_len: the 64 x 32 x 32 patches of the video, so that nothing is padded.
+  auto note = std::find_if(flow.notes.begin(), flow.notes.end(), [](const std::string& n) { return n.starts_with("seq_len = "); });
+  REQUIRE(note != flow.notes.end());
+  CHECK(note->starts_with("seq_len = 65536:"));
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 65536, 16});
+}
+
+TEST_CASE("tolist() nests one list per dim, and cat/stack keep the values of small known tensors", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+def first_rows(x, grid_sizes):
+    out = []
+    for f, h, w in grid_sizes.tolist():
+        out.append(x[:, : f * h * w])
+    return torch.cat(out, dim=1)
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(16, 16)
+
+    def forward(self, x):
+        grid_sizes = torch.stack([torch.tensor((2, 3, 4), dtype=torch.long), torch.tensor([1, 2, 2])])
+        lengths = torch.cat([torch.tensor([2]), torch.tensor([5])])
+        return self.l(first_rows(x, grid_sizes)), torch.cat([u[:n] for u, n in zip(x, lengths)])
+
+model = M()
+)";
+  auto r = traced_on(script, {{"x", {1, 64, 16}, "float32"}});
+  const auto& flow = r.model.dataflow;
+  REQUIRE(flow.outputs.size() == 2);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 24 + 4, 16});
+  CHECK(flow.tensors[flow.outputs[1]].shape == std::vector<int64_t>{2, 16});  // u[:n], n a row of lengths
+}
