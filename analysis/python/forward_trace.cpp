@@ -133,7 +133,7 @@ const std::set<std::string> kUnaryNames = {
     "exp_", "sqrt_", "float_power", "erfinv", "cumsum", "cumprod", "flip", "roll", "masked_fill_", "clamp_"};
 const std::set<std::string> kScaleNames = {"dropout", "dropout2d", "dropout1d", "alpha_dropout", "contiguous", "clone",
                                            "detach", "float", "half", "bfloat16", "double", "to", "type_as", "type",
-                                           "neg", "cpu", "cuda", "requires_grad_"};
+                                           "neg", "cpu", "cuda", "requires_grad_", "bool", "long", "int", "short", "byte"};
 const std::set<std::string> kReduceLinear = {"sum", "mean", "nansum"};
 const std::set<std::string> kReduceOther = {"max", "min", "amax", "amin", "std", "var", "logsumexp", "norm", "prod",
                                             "any", "all"};
@@ -141,7 +141,7 @@ const std::set<std::string> kCreateNames = {"zeros_like", "ones_like", "empty_li
                                             "rand_like", "zeros", "ones", "empty", "full", "arange", "randn", "rand",
                                             "tensor", "as_tensor", "linspace", "new_zeros", "new_ones", "new_empty",
                                             "new_full", "new_tensor", "eye", "tril_indices", "triu_indices", "polar",
-                                            "outer", "randint"};
+                                            "outer", "randint", "nonzero", "meshgrid"};
 const std::set<std::string> kReshapeNames = {"view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "view_as_complex",
                                               "view_as_real"};
 const std::set<std::string> kSpatialNames = {"interpolate", "upsample", "pad", "avg_pool1d", "avg_pool2d", "avg_pool3d",
@@ -167,6 +167,18 @@ IndexInput index_input_kind(const std::string& name) {
   if (name.find("pooled") != std::string::npos) return IndexInput::PerSample;
   if (name == "class_labels" || name == "y") return IndexInput::LabelPerSample;
   return IndexInput::None;
+}
+
+// A padding mask over the tokens of another input, one value per token (HF's attention_mask,
+// diffusers' encoder_attention_mask / encoder_hidden_states_mask, txt_mask): the name less its
+// suffix names that input ("" for the main one). nullopt for other names: a bare `mask` or
+// `attn_mask` is as often [S, S] or broadcast over heads.
+std::optional<std::string> padding_mask_of(const std::string& name) {
+  for (const char* suffix : {"_attention_mask", "_attn_mask", "_mask"})
+    if (name.size() > std::strlen(suffix) && name.ends_with(suffix) && name != "attn_mask" && name != "causal_mask")
+      return name.substr(0, name.size() - std::strlen(suffix));
+  if (name == "attention_mask") return std::string();
+  return std::nullopt;
 }
 
 }  // namespace
@@ -1123,7 +1135,7 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
     if (stack) op.sizes = {1};  // stack: a new dim of size parts.size() at dims[0]
     return r;
   }
-  if (name == "split" || name == "chunk" || name == "unbind" || name == "tensor_split") {
+  if (name == "split" || name == "chunk" || name == "unbind" || name == "tensor_split" || name == "split_with_sizes") {
     auto* xs = shape_of(x);
     if (!xs) return record_unknown(in, name, inputs, name + " input shape unknown", site);
     int64_t dim = norm_dim(int_arg(args, name == "unbind" ? a0 : a0 + 1, "dim").value_or(0), xs->size());
@@ -1136,7 +1148,7 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
       int64_t each = (n + k - 1) / k;
       for (int64_t at = 0; at < n; at += each) sizes.push_back(std::min(each, n - at));
     } else {
-      Value s = arg(a0, name == "split" ? "split_size_or_sections" : "sections");
+      Value s = arg(a0, name == "split" ? "split_size_or_sections" : name == "split_with_sizes" ? "split_sizes" : "sections");
       if (s.is_int()) {
         int64_t each = s.as_int();
         if (name == "tensor_split") {
@@ -1833,7 +1845,8 @@ void ForwardTracer::probe_inputs() {
       probe_reached_[k][inputs[k].id] = 1;
     }
     probe_decided_.assign(inputs.size(), false);
-    for (size_t k = 0; k < inputs.size(); ++k) probe_decided_[k] = inputs[k].given != nullptr;
+    // A padding mask is told by the input it pairs with (mask_told_by), not by a use of its own.
+    for (size_t k = 0; k < inputs.size(); ++k) probe_decided_[k] = inputs[k].given != nullptr || padding_mask_of(inputs[k].name);
   }
   bool all = true;
   std::vector<int64_t> shape;
@@ -2018,6 +2031,39 @@ std::optional<GivenInput> parse_given_input(const std::string& spec, std::string
     at = x + 1;
   }
   return in;
+}
+
+// A padding mask's shape: [batch, tokens] of the input it pairs with (`shape_of_input` gives the
+// inputs' shapes told so far), all ones (every token real). "" when that input is not told, or is
+// not a sequence ([batch, tokens] ids or [batch, tokens, features]).
+std::string ForwardTracer::mask_told_by(const Placeholder& mask, const std::vector<Placeholder>& inputs,
+                                        const std::function<const std::vector<int64_t>*(const Placeholder&)>& shape_of_input,
+                                        std::vector<int64_t>& shape, std::string& dtype) const {
+  auto prefix = padding_mask_of(mask.name);
+  if (!prefix) return "";
+  const Placeholder* pair = nullptr;
+  for (const auto& p : inputs) {
+    if (&p == &mask || padding_mask_of(p.name)) continue;
+    const bool named = prefix->empty() || p.name == *prefix || p.name.starts_with(*prefix + "_");
+    if (named) {
+      pair = &p;
+      break;
+    }
+  }
+  const std::vector<int64_t>* told = pair ? shape_of_input(*pair) : nullptr;
+  if (!told || told->size() < 2 || told->size() > 3) return "";
+  shape = {(*told)[0], (*told)[1]};
+  dtype = "int64";
+  return "a padding mask over the " + std::to_string((*told)[1]) + " tokens of " + pair->name + ", every token real (all ones)";
+}
+
+// The tensor an input is traced with; a padding mask's values are known (all ones): model code sums
+// it into sequence lengths (Lumina 2) or turns it into an additive bias.
+std::shared_ptr<TensorObj> ForwardTracer::input_tensor(const std::string& name, const std::vector<int64_t>& shape, const std::string& dtype) {
+  auto t = interp_.new_tensor(shape, {});
+  t->dtype = dtype;
+  if (padding_mask_of(name) && t->numel() <= (int64_t{1} << 16)) t->values = std::vector<double>(static_cast<size_t>(t->numel()), 1.0);
+  return t;
 }
 
 // A parameter (int, or not annotated) named as the length of the sequence forward() makes or pads to
@@ -2701,24 +2747,30 @@ void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const T
     interp_.take_exception("Exception");
     bool all = true, progress = false;
     std::vector<std::pair<Placeholder*, GivenInput>> now;
-    for (auto& p : inputs) {
-      if (p.given) continue;
-      GivenInput g{p.name, {}, "float32"};
-      std::string what = infer_input(p, g.shape, g.dtype);
-      if (what.empty()) {
-        all = false;
-        continue;
+    auto told_now = [&](const Placeholder& p) -> const std::vector<int64_t>* {
+      if (p.given) return &p.given->shape;
+      for (auto& [q, g] : now)
+        if (q == &p) return &g.shape;
+      return nullptr;
+    };
+    for (bool masks : {false, true})  // a padding mask after the input it pairs with
+      for (auto& p : inputs) {
+        if (p.given || masks != padding_mask_of(p.name).has_value()) continue;
+        GivenInput g{p.name, {}, "float32"};
+        std::string what = masks ? mask_told_by(p, inputs, told_now, g.shape, g.dtype) : infer_input(p, g.shape, g.dtype);
+        if (what.empty()) {
+          all = false;
+          continue;
+        }
+        progress = true;
+        told_by[p.name] = what;
+        now.emplace_back(&p, std::move(g));
       }
-      progress = true;
-      told_by[p.name] = what;
-      now.emplace_back(&p, std::move(g));
-    }
     if (all || !progress || round + 1 >= inputs.size()) break;
     for (auto& [p, g] : now) {
       told.push_back(std::move(g));
       p->given = &told.back();
-      p->tensor = interp_.new_tensor(told.back().shape, {});
-      p->tensor->dtype = told.back().dtype;
+      p->tensor = input_tensor(p->name, told.back().shape, told.back().dtype);
     }
   }
   // An optional input chosen by its name that forward() never read, on a pass 1 that ran to the
@@ -2736,22 +2788,38 @@ void ForwardTracer::trace_once(const std::shared_ptr<InstanceObj>& root, const T
       return true;
     });
   bool all_known = true;
-  for (auto& p : inputs) {
-    std::vector<int64_t> shape;
-    std::string dtype = "float32";
-    std::string what = p.given ? (told_by.count(p.name) ? told_by[p.name] : "given") : infer_input(p, shape, dtype);
-    if (p.given) {
-      shape = p.given->shape;
-      dtype = p.given->dtype;
+  std::vector<InputShape> final_shapes(inputs.size());
+  for (bool masks : {false, true})  // a padding mask after the input it pairs with
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const Placeholder& p = inputs[k];
+      if (masks != (!p.given && padding_mask_of(p.name).has_value())) continue;
+      InputShape& f = final_shapes[k];
+      f.dtype = "float32";
+      if (p.given) {
+        f.told_by = told_by.count(p.name) ? told_by[p.name] : "given";
+        f.shape = p.given->shape;
+        f.dtype = p.given->dtype;
+      } else if (masks) {
+        f.told_by = mask_told_by(p, inputs, [&](const Placeholder& q) -> const std::vector<int64_t>* {
+          const InputShape& told = final_shapes[static_cast<size_t>(&q - inputs.data())];
+          return told.told_by.empty() ? nullptr : &told.shape;
+        }, f.shape, f.dtype);
+      } else {
+        f.told_by = infer_input(p, f.shape, f.dtype);
+      }
     }
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    auto& p = inputs[k];
+    std::vector<int64_t> shape = final_shapes[k].shape;
+    std::string dtype = final_shapes[k].dtype;
+    std::string what = final_shapes[k].told_by;
     if (what.empty()) {
       all_known = false;
       flow_->notes.push_back("could not tell the shape of forward input '" + p.name + "' from its first use: give it with --input " +
                              p.name + "=SHAPE[:DTYPE] (in an editor, the `inputs` setting)");
       continue;
     }
-    p.tensor = interp_.new_tensor(shape, {});
-    p.tensor->dtype = dtype;
+    p.tensor = input_tensor(p.name, shape, dtype);
     flow_->input_descriptions.push_back(describe_input({p.name, shape, dtype, what}));
     found_.push_back({p.name, shape, dtype, what});
   }
@@ -2784,10 +2852,7 @@ bool ForwardTracer::trace_with_guess(const std::shared_ptr<InstanceObj>& root, s
   for (size_t k = 0; k < inputs.size(); ++k)
     if (guess_[k].name != inputs[k].name) return false;
   auto checkpoint = interp_.checkpoint();
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    inputs[k].tensor = interp_.new_tensor(guess_[k].shape, {});
-    inputs[k].tensor->dtype = guess_[k].dtype;
-  }
+  for (size_t k = 0; k < inputs.size(); ++k) inputs[k].tensor = input_tensor(inputs[k].name, guess_[k].shape, guess_[k].dtype);
   // Sized as the earlier trace was: a single pass would otherwise grow them from nothing (pass 2
   // of two inherits pass 1's), about a millisecond on the bench's 6,600-op model.
   flow_->ops.reserve(guess_sizes_.ops);
@@ -2799,7 +2864,10 @@ bool ForwardTracer::trace_with_guess(const std::shared_ptr<InstanceObj>& root, s
   for (size_t k = 0; k < inputs.size() && held; ++k) {
     std::vector<int64_t> shape;
     std::string dtype = "float32";
-    std::string what = infer_input(inputs[k], shape, dtype);
+    std::string what = padding_mask_of(inputs[k].name)
+                           ? mask_told_by(inputs[k], inputs, [&](const Placeholder& q) { return &guess_[static_cast<size_t>(&q - inputs.data())].shape; },
+                                          shape, dtype)
+                           : infer_input(inputs[k], shape, dtype);
     held = InputShape{inputs[k].name, shape, dtype, what} == guess_[k];
   }
   if (!held) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -210,6 +211,10 @@ class ForwardTracer {
   Value same_shape(Interpreter& in, ir::OpKind kind, const std::string& name, const Value& x,
                    const std::vector<Value>& extra, const ir::Span& site);
   std::string infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const;
+  std::string mask_told_by(const Placeholder& mask, const std::vector<Placeholder>& inputs,
+                           const std::function<const std::vector<int64_t>*(const Placeholder&)>& shape_of_input,
+                           std::vector<int64_t>& shape, std::string& dtype) const;
+  std::shared_ptr<TensorObj> input_tensor(const std::string& name, const std::vector<int64_t>& shape, const std::string& dtype);
   std::string latent_by_unpacking(const Placeholder& p, std::vector<int64_t>& shape, std::string what) const;
   std::string first_use(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype, const ir::Op** at = nullptr) const;
   std::string input_told_by(const ir::Op& op, std::vector<char>& reached, std::vector<int64_t>& shape, std::string& dtype) const;

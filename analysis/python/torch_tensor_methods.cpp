@@ -1,6 +1,7 @@
 // torch.Tensor's methods and attributes: indexing, operators, reductions, views and casts, with
 // shapes and, where known, values.
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 #include <map>
 #include <set>
@@ -65,22 +66,50 @@ Value tensor_index(Interpreter& in, const TensorObj& t, const Value& index, cons
   }
   while (dim < shape.size()) out.push_back(shape[dim++]);
   Value result = tensor_like(in, t, out, site);
-  if (auto* sl = items.size() == 1 ? items[0].as<SliceObj>() : nullptr; sl && t.values && !shape.empty() && !out.empty()) {
-    int64_t n = shape[0];
-    int64_t row = n ? static_cast<int64_t>(t.values->size()) / n : 0;
-    int64_t step = sl->step.is_int() ? sl->step.as_int() : 1;
-    int64_t lo = sl->lower.is_none() ? 0 : std::clamp(norm_dim(sl->lower.as_int(), static_cast<size_t>(n)), int64_t{0}, n);
+  // Known values follow basic indexing (ints, slices, None, ...): each source dim keeps the indices
+  // its item picks, in order (Mochi's attention_mask[idx][None, :] before nonzero()).
+  if (t.values && static_cast<int64_t>(t.values->size()) == t.numel() && lists == 0) {
+    std::vector<std::vector<int64_t>> picks;
+    size_t src = 0;
+    for (auto& it : items) {
+      if (it.is_none()) continue;
+      if (it.kind == Value::Kind::Ellipsis) {
+        size_t keep = shape.size() >= consumed ? shape.size() - consumed : 0;
+        for (size_t k = 0; k < keep; ++k, ++src) {
+          picks.emplace_back(static_cast<size_t>(shape[src]));
+          std::iota(picks.back().begin(), picks.back().end(), int64_t{0});
+        }
+        continue;
+      }
+      const int64_t n = shape[src++];
+      if (it.is_int()) {
+        int64_t i = it.as_int() < 0 ? it.as_int() + n : it.as_int();
+        if (i < 0 || i >= n) return in.raise("IndexError", "index out of range", site);
+        picks.push_back({i});
+      } else if (auto* sl = it.as<SliceObj>()) {
+        int64_t step = sl->step.is_int() ? sl->step.as_int() : 1;
+        int64_t lo = sl->lower.is_none() ? 0 : std::clamp(norm_dim(sl->lower.as_int(), static_cast<size_t>(n)), int64_t{0}, n);
+        int64_t hi = sl->upper.is_none() ? n : std::clamp(norm_dim(sl->upper.as_int(), static_cast<size_t>(n)), int64_t{0}, n);
+        picks.emplace_back();
+        for (int64_t k = lo; k < hi; k += step) picks.back().push_back(k);
+      }
+    }
+    for (; src < shape.size(); ++src) {
+      picks.emplace_back(static_cast<size_t>(shape[src]));
+      std::iota(picks.back().begin(), picks.back().end(), int64_t{0});
+    }
     std::vector<double> vals;
-    for (int64_t k = 0; k < out[0]; ++k)
-      vals.insert(vals.end(), t.values->begin() + (lo + k * step) * row, t.values->begin() + (lo + k * step + 1) * row);
+    std::vector<size_t> at(picks.size(), 0);
+    const bool empty = std::any_of(picks.begin(), picks.end(), [](const auto& p) { return p.empty(); });
+    while (!empty) {
+      int64_t flat = 0;
+      for (size_t d = 0; d < picks.size(); ++d) flat = flat * shape[d] + picks[d][at[d]];
+      vals.push_back((*t.values)[static_cast<size_t>(flat)]);
+      size_t d = picks.size();
+      while (d > 0 && ++at[d - 1] == picks[d - 1].size()) at[--d] = 0;
+      if (d == 0) break;
+    }
     result.as<TensorObj>()->values = std::move(vals);
-  }
-  if (t.values && items.size() == 1 && items[0].is_int() && !shape.empty()) {
-    int64_t n = shape[0], i = items[0].as_int();
-    if (i < 0) i += n;
-    if (i < 0 || i >= n) return in.raise("IndexError", "index out of range", site);
-    int64_t row = n ? static_cast<int64_t>(t.values->size()) / n : 0;
-    result.as<TensorObj>()->values = std::vector<double>(t.values->begin() + i * row, t.values->begin() + (i + 1) * row);
   }
   return result;
 }
@@ -210,6 +239,42 @@ Value tensor_method(Interpreter& in, const std::string& name, const Value& self,
       return nest(nest, 0);
     }
     return in.unknown("tensor values are not known statically", site);
+  }
+  if (name == "nonzero") {
+    // The indices of a tensor of known values (Mochi keeps a prompt's real tokens by its mask's).
+    bool as_tuple = false;
+    if (const Value* k = a.keyword("as_tuple"); k && k->kind == Value::Kind::Bool) as_tuple = k->b;
+    if (!shape || !t->values || static_cast<int64_t>(t->values->size()) != t->numel())
+      return as_tuple ? in.unknown("nonzero() of unknown values", site) : unknown_shape();
+    const size_t rank = shape->size();
+    std::vector<std::vector<double>> coords(rank);
+    int64_t count = 0;
+    for (size_t flat = 0; flat < t->values->size(); ++flat) {
+      if ((*t->values)[flat] == 0) continue;
+      ++count;
+      size_t rest = flat;
+      for (size_t d = rank; d-- > 0;) {
+        coords[d].push_back(static_cast<double>(rest % static_cast<size_t>((*shape)[d])));
+        rest /= static_cast<size_t>((*shape)[d]);
+      }
+    }
+    auto indices = [&](std::vector<int64_t> dims, std::vector<double> values) {
+      Value r = tensor_like(in, *t, std::move(dims), site);
+      auto* rt = r.as<TensorObj>();
+      rt->dtype = "int64";
+      rt->values = std::move(values);
+      return r;
+    };
+    if (as_tuple) {
+      std::vector<Value> out;
+      for (auto& c : coords) out.push_back(indices({count}, c));
+      return make_tuple(std::move(out));
+    }
+    std::vector<double> rows;
+    rows.reserve(static_cast<size_t>(count) * rank);
+    for (int64_t i = 0; i < count; ++i)
+      for (size_t d = 0; d < rank; ++d) rows.push_back(coords[d][static_cast<size_t>(i)]);
+    return indices({count, static_cast<int64_t>(rank)}, std::move(rows));
   }
   if (name == "view" || name == "reshape") {
     if (!shape) return unknown_shape();
@@ -507,7 +572,8 @@ void install_tensor_methods(Interpreter& in) {
       "size", "dim", "ndimension", "numel", "nelement", "item", "tolist", "element_size", "sum", "mean", "prod",
       "max", "min", "amax", "amin", "argmax", "argmin", "any", "all", "norm", "std", "var", "logsumexp", "nansum",
       "new_tensor", "new_zeros", "new_ones", "new_empty", "new_full", "view", "reshape", "unsqueeze", "squeeze",
-      "expand", "repeat", "transpose", "swapaxes", "t", "permute", "flatten", "chunk", "split", "unbind", "repeat_interleave", "unflatten"};
+      "expand", "repeat", "transpose", "swapaxes", "t", "permute", "flatten", "chunk", "split", "unbind", "repeat_interleave", "unflatten",
+      "nonzero"};
   for (const char* m : kMethods) {
     std::string name = m;
     in.define_method("tensor", name, [name](Interpreter& in, const Value& self, Args& a, const ir::Span& site) {

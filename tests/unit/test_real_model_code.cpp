@@ -1749,3 +1749,72 @@ model = M()
   CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 24 + 4, 16});
   CHECK(flow.tensors[flow.outputs[1]].shape == std::vector<int64_t>{2, 16});  // u[:n], n a row of lengths
 }
+
+TEST_CASE("A required padding mask is [batch, tokens] of the input it names, all ones (Lumina 2's encoder_attention_mask)", "[trace][real]") {
+  python::TraceWorkload workload;
+  workload.tokens = 256;
+  auto r = test::traced(test::model_script("repro_dit_text_padding_mask.py"), workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  REQUIRE(flow.inputs.size() == 4);
+  CHECK(flow.tensors[flow.inputs[2]].shape == std::vector<int64_t>{1, 256, 48});
+  CHECK(flow.tensors[flow.inputs[3]].shape == std::vector<int64_t>{1, 256});
+  CHECK(flow.tensors[flow.inputs[3]].dtype == "int64");
+  // The mask's sum is every caption token: 256 of them, then the 32 x 32 patches of the latent.
+  auto attention_scores = std::find_if(flow.ops.begin(), flow.ops.end(), [&](const ir::Op& op) { return op.name == "masked_fill"; });
+  REQUIRE(attention_scores != flow.ops.end());
+  CHECK(flow.tensors[attention_scores->outputs[0]].shape == std::vector<int64_t>{1, 4, 256 + 1024, 256 + 1024});
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 1024, 16});
+  // A name that is not a padding mask of another input (`mask`, `attn_mask`) is not taken for one.
+  auto plain = test::traced(R"(
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x, attn_mask):
+        return self.proj(x) + attn_mask
+
+model = M()
+)", workload);
+  REQUIRE(plain.ok);
+  for (const auto& d : plain.model.dataflow.input_descriptions) CHECK(d.find("padding mask") == std::string::npos);
+  CHECK(std::any_of(plain.model.dataflow.notes.begin(), plain.model.dataflow.notes.end(),
+                    [](const std::string& n) { return n.starts_with("could not tell the shape of forward input 'attn_mask'"); }));
+}
+
+TEST_CASE("Known values through basic indexing and nonzero(); split_with_sizes (Mochi's per-sample prompt tokens)", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x, text, text_mask):
+        outs = []
+        for idx in range(x.shape[0]):
+            mask = text_mask[idx][None, :]
+            keep = torch.nonzero(mask.flatten(), as_tuple=False).flatten()
+            rows, cols = torch.nonzero(text_mask[:, 2:], as_tuple=True)
+            outs.append(torch.cat([x[idx : idx + 1], text[idx : idx + 1, keep]], dim=1) + rows.shape[0] + cols.shape[0])
+        joint = self.proj(torch.cat(outs))
+        return joint.split_with_sizes((x.shape[1], text.shape[1]), dim=1)
+
+model = M()
+)";
+  auto r = traced_on(script, {{"x", {1, 16, 8}, "float32"}, {"text", {1, 6, 8}, "float32"}, {"text_mask", {1, 6}, "int64"}});
+  const auto& flow = r.model.dataflow;
+  // text_mask is all ones (a padding mask), so every text token is kept: 16 + 6 rows, split back.
+  REQUIRE(flow.outputs.size() == 2);
+  CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 16, 8});
+  CHECK(flow.tensors[flow.outputs[1]].shape == std::vector<int64_t>{1, 6, 8});
+  CHECK(std::none_of(flow.ops.begin(), flow.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::Unknown; }));
+}
