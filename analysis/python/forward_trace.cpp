@@ -174,10 +174,10 @@ IndexInput index_input_kind(const std::string& name) {
 // suffix names that input ("" for the main one). nullopt for other names: a bare `mask` or
 // `attn_mask` is as often [S, S] or broadcast over heads.
 std::optional<std::string> padding_mask_of(const std::string& name) {
-  for (const char* suffix : {"_attention_mask", "_attn_mask", "_mask"})
-    if (name.size() > std::strlen(suffix) && name.ends_with(suffix) && name != "attn_mask" && name != "causal_mask")
-      return name.substr(0, name.size() - std::strlen(suffix));
   if (name == "attention_mask") return std::string();
+  if (name == "attn_mask" || name == "causal_mask") return std::nullopt;
+  for (const char* suffix : {"_attention_mask", "_attn_mask", "_mask"})
+    if (name.size() > std::strlen(suffix) && name.ends_with(suffix)) return name.substr(0, name.size() - std::strlen(suffix));
   return std::nullopt;
 }
 

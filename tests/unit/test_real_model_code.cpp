@@ -1768,6 +1768,25 @@ TEST_CASE("A required padding mask is [batch, tokens] of the input it names, all
   CHECK(flow.tensors[attention_scores->outputs[0]].shape == std::vector<int64_t>{1, 4, 256 + 1024, 256 + 1024});
   REQUIRE(flow.outputs.size() == 1);
   CHECK(flow.tensors[flow.outputs[0]].shape == std::vector<int64_t>{1, 1024, 16});
+  // attention_mask pairs with the main input (Megatron's GPTModel.forward(input_ids, position_ids, attention_mask)).
+  auto ids = test::traced(R"(
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(100, 16)
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, input_ids, position_ids, attention_mask):
+        return self.proj(self.emb(input_ids)) * attention_mask[:, :, None]
+
+model = M()
+)", workload);
+  REQUIRE(ids.ok);
+  CHECK(ids.model.dataflow.traced);
+  REQUIRE(ids.model.dataflow.inputs.size() == 3);
+  CHECK(ids.model.dataflow.tensors[ids.model.dataflow.inputs[2]].shape == std::vector<int64_t>{1, 256});
   // A name that is not a padding mask of another input (`mask`, `attn_mask`) is not taken for one.
   auto plain = test::traced(R"(
 import torch.nn as nn
