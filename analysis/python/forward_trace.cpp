@@ -1384,6 +1384,9 @@ Value ForwardTracer::subscript(Interpreter& in, const Value& target, const Value
     size_t dim = 0;
     int gather_dim = -1;
     bool first_index = true;
+    // Per dim before the gathered one: where a whole-dim slice (`:`) puts it in the output, else -1
+    // (the planner may keep such a dim sharded: Mochi's query[i:i+1, :, kept_tokens] with heads split).
+    std::vector<int64_t> passed;
     for (auto& it : items) {
       if (it.is_none()) { out.push_back(1); continue; }
       if (auto* t = it.as<TensorObj>()) {
@@ -1395,7 +1398,14 @@ Value ForwardTracer::subscript(Interpreter& in, const Value& target, const Value
         ++dim;
         continue;
       }
-      if (it.as<SliceObj>()) { out.push_back(dim < ts->size() ? (*ts)[dim] : 1); ++dim; continue; }
+      if (auto* sl = it.as<SliceObj>()) {
+        if (first_index)
+          passed.push_back(sl->lower.is_none() && sl->upper.is_none() && sl->step.is_none() ? static_cast<int64_t>(out.size()) : -1);
+        out.push_back(dim < ts->size() ? (*ts)[dim] : 1);
+        ++dim;
+        continue;
+      }
+      if (first_index && it.is_int()) passed.push_back(-1);
       if (it.is_int()) { ++dim; continue; }
       return record_unknown(in, "[]", {target}, "index kind not modelled", site);
     }
@@ -1405,6 +1415,7 @@ Value ForwardTracer::subscript(Interpreter& in, const Value& target, const Value
     inputs.insert(inputs.end(), index_tensors.begin(), index_tensors.end());
     auto& op = record(OpKind::Gather, "[]", inputs, r, site);
     op.dims = {gather_dim < 0 ? 0 : gather_dim};
+    if (gather_dim > 0 && passed.size() == static_cast<size_t>(gather_dim)) op.sizes.assign(passed.begin(), passed.end());
     for (int o : op.outputs) flow_->tensors[o].data_dependent = true;
     return r;
   }

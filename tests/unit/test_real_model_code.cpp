@@ -1837,3 +1837,41 @@ model = M()
   CHECK(flow.tensors[flow.outputs[1]].shape == std::vector<int64_t>{1, 6, 8});
   CHECK(std::none_of(flow.ops.begin(), flow.ops.end(), [](const ir::Op& op) { return op.kind == ir::OpKind::Unknown; }));
 }
+
+TEST_CASE("Gathering tokens from a tensor split on heads keeps the heads split (Mochi's per-sample prompt tokens)", "[plan][real]") {
+  // tk[i : i + 1, :, keep]: the whole-dim slice passes the heads through, so each device gathers
+  // from its own heads; before, the planner gathered the heads back (2 all-gathers of K and V).
+  plan::PlanOptions options;
+  options.workload.phase = plan::Phase::Prefill;
+  options.strategy = plan::StrategyMode::Tensor;
+  auto p = test::plan_script(R"(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class JointAttention(nn.Module):
+    def __init__(self, dim=512, heads=8):
+        super().__init__()
+        self.heads = heads
+        self.to_q, self.to_k, self.to_v = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.add_k, self.add_v = nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x, text, text_mask):
+        split = lambda t: t.unflatten(2, (self.heads, -1)).transpose(1, 2)
+        q, k, v = split(self.to_q(x)), split(self.to_k(x)), split(self.to_v(x))
+        tk, tv = split(self.add_k(text)), split(self.add_v(text))
+        outs = []
+        for i in range(x.shape[0]):
+            keep = torch.nonzero(text_mask[i], as_tuple=False).flatten()
+            ki = torch.cat([k[i : i + 1], tk[i : i + 1, :, keep]], dim=2)
+            vi = torch.cat([v[i : i + 1], tv[i : i + 1, :, keep]], dim=2)
+            outs.append(F.scaled_dot_product_attention(q[i : i + 1], ki, vi))
+        return self.out(torch.cat(outs).transpose(1, 2).flatten(2))
+
+model = JointAttention()
+)", options);
+  const auto& mp = p.result.meshes[0];
+  CHECK(test::param(mp, "add_k.weight").layout == "column");
+  CHECK(test::count_at(mp, "all_gather", "JointAttention") == 0);
+}

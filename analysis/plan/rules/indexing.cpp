@@ -26,6 +26,15 @@ void gather(RuleBuilder& b) {
   pin[0] = Spec::P();
   b.add(pin, b.all_outputs(Spec::P()), 0, false, "partial");
   int xr = b.rank(x), orank = b.rank(op.outputs[0]);
+  // Dims before the gathered one that a whole-dim slice passes through (op.sizes: their place in the
+  // output): each device gathers from its own slice of them.
+  if (static_cast<int>(op.sizes.size()) == gd)
+    for (int d = 0; d < gd; ++d) {
+      if (op.sizes[d] < 0 || !b.divisible(x, d)) continue;
+      std::vector<Spec> in = b.all_inputs(Spec::R());
+      in[0] = Spec::S(d);
+      b.add(in, {Spec::S(static_cast<int>(op.sizes[d]))}, 0, true, "sharded");
+    }
   for (int d = gd + 1; d < xr; ++d) {
     if (!b.divisible(x, d)) continue;
     std::vector<Spec> in = b.all_inputs(Spec::R());
