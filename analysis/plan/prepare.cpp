@@ -252,8 +252,10 @@ void assign_roles(Prepared& p) {
         auto ri = p.roles[op.inputs[0]];
         if (!ro.empty()) ro[0] = Role::Tokens;
         for (size_t k = 1; k < ro.size() && k < ri.size(); ++k) ro[ro.size() - k] = ri[ri.size() - k];
-        for (size_t d = 0; !op.dims.empty() && d < op.sizes.size() && static_cast<int>(op.sizes.size()) == op.dims[0]; ++d)
-          if (op.sizes[d] >= 0 && static_cast<size_t>(op.sizes[d]) < ro.size() && d < ri.size()) ro[static_cast<size_t>(op.sizes[d])] = ri[d];
+        // Dims a whole-dim slice passes through before the gathered one (op.sizes: their place in the output).
+        if (!op.dims.empty() && static_cast<int>(op.sizes.size()) == op.dims[0])
+          for (size_t d = 0; d < op.sizes.size() && d < ri.size(); ++d)
+            if (op.sizes[d] >= 0 && static_cast<size_t>(op.sizes[d]) < ro.size()) ro[static_cast<size_t>(op.sizes[d])] = ri[d];
         break;
       }
       case OpKind::Experts:

@@ -1124,7 +1124,7 @@ Value ForwardTracer::native(Interpreter& in, const NativeObj& fn, CallArgs& args
       for (int64_t o = 0; o < outer && known; ++o)
         for (auto& p : parts) {
           auto* pt = p.as<TensorObj>();
-          if (!pt->values || static_cast<int64_t>(pt->values->size()) != pt->numel() || outer == 0) { known = false; break; }
+          if (!pt->values || static_cast<int64_t>(pt->values->size()) != pt->numel()) { known = false; break; }
           const int64_t chunk = pt->numel() / outer;
           values.insert(values.end(), pt->values->begin() + o * chunk, pt->values->begin() + (o + 1) * chunk);
         }
@@ -1405,8 +1405,11 @@ Value ForwardTracer::subscript(Interpreter& in, const Value& target, const Value
         ++dim;
         continue;
       }
-      if (first_index && it.is_int()) passed.push_back(-1);
-      if (it.is_int()) { ++dim; continue; }
+      if (it.is_int()) {
+        if (first_index) passed.push_back(-1);
+        ++dim;
+        continue;
+      }
       return record_unknown(in, "[]", {target}, "index kind not modelled", site);
     }
     while (dim < ts->size()) out.push_back((*ts)[dim++]);
@@ -2567,8 +2570,8 @@ void ForwardTracer::trace_with_retries(const std::shared_ptr<InstanceObj>& root,
   // forward() takes the length of the sequence it makes (Wan pads every video's patches to
   // `seq_len`): given the workload's tokens first, it is the longest sequence that trace made, and
   // the trace runs again with it when that is longer.
-  if (!sequence_lengths_.empty() && longest_sequence() > workload.tokens) {
-    sequence_length_ = longest_sequence();
+  if (const int64_t longest = sequence_lengths_.empty() ? 0 : longest_sequence(); longest > workload.tokens) {
+    sequence_length_ = longest;
     trace_once(root, workload);
     model_.dataflow.notes.push_back(sequence_lengths_.front() + " = " + std::to_string(sequence_length_) +
                                     ": the longest sequence forward() makes from the inputs");

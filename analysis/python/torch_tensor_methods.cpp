@@ -71,14 +71,14 @@ Value tensor_index(Interpreter& in, const TensorObj& t, const Value& index, cons
   if (t.values && static_cast<int64_t>(t.values->size()) == t.numel() && lists == 0) {
     std::vector<std::vector<int64_t>> picks;
     size_t src = 0;
+    auto whole_dim = [&] {
+      picks.emplace_back(static_cast<size_t>(shape[src++]));
+      std::iota(picks.back().begin(), picks.back().end(), int64_t{0});
+    };
     for (auto& it : items) {
       if (it.is_none()) continue;
       if (it.kind == Value::Kind::Ellipsis) {
-        size_t keep = shape.size() >= consumed ? shape.size() - consumed : 0;
-        for (size_t k = 0; k < keep; ++k, ++src) {
-          picks.emplace_back(static_cast<size_t>(shape[src]));
-          std::iota(picks.back().begin(), picks.back().end(), int64_t{0});
-        }
+        for (size_t k = shape.size() >= consumed ? shape.size() - consumed : 0; k > 0; --k) whole_dim();
         continue;
       }
       const int64_t n = shape[src++];
@@ -87,17 +87,11 @@ Value tensor_index(Interpreter& in, const TensorObj& t, const Value& index, cons
         if (i < 0 || i >= n) return in.raise("IndexError", "index out of range", site);
         picks.push_back({i});
       } else if (auto* sl = it.as<SliceObj>()) {
-        int64_t step = sl->step.is_int() ? sl->step.as_int() : 1;
-        int64_t lo = sl->lower.is_none() ? 0 : std::clamp(norm_dim(sl->lower.as_int(), static_cast<size_t>(n)), int64_t{0}, n);
-        int64_t hi = sl->upper.is_none() ? n : std::clamp(norm_dim(sl->upper.as_int(), static_cast<size_t>(n)), int64_t{0}, n);
-        picks.emplace_back();
-        for (int64_t k = lo; k < hi; k += step) picks.back().push_back(k);
+        bool ok = true;  // bounds and step were checked above, where the shape was found
+        picks.push_back(slice_indices(*sl, n, ok));
       }
     }
-    for (; src < shape.size(); ++src) {
-      picks.emplace_back(static_cast<size_t>(shape[src]));
-      std::iota(picks.back().begin(), picks.back().end(), int64_t{0});
-    }
+    while (src < shape.size()) whole_dim();
     std::vector<double> vals;
     std::vector<size_t> at(picks.size(), 0);
     const bool empty = std::any_of(picks.begin(), picks.end(), [](const auto& p) { return p.empty(); });
