@@ -115,6 +115,16 @@ void install_functional_modules(Interpreter& in) {
       return in.binary(o, a.positional[0], a.positional[1], site);
     });
   }
+  // Version checks pick a comparison from a table ({">=": operator.ge, ...}, diffusers' is_torch_version).
+  for (auto& [name, op] : std::vector<std::pair<std::string, std::string>>{
+           {"lt", "<"}, {"le", "<="}, {"eq", "=="}, {"ne", "!="}, {"ge", ">="}, {"gt", ">"}, {"contains", "in"}}) {
+    std::string o = op;
+    const bool swapped = name == "contains";  // contains(a, b) is `b in a`
+    in.define_native("operator." + name, [o, swapped](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+      if (a.positional.size() != 2) return in.raise("TypeError", "operator takes 2 arguments", site);
+      return swapped ? in.compare(o, a.positional[1], a.positional[0], site) : in.compare(o, a.positional[0], a.positional[1], site);
+    });
+  }
   // --- itertools ---
   in.define_native("itertools.chain", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
     std::vector<Value> out;

@@ -126,6 +126,64 @@ void install_script_environment(Interpreter& in) {
     return a.positional.empty() ? Value::none() : a.positional[0];
   }));
 
+  // --- types.ModuleType / importlib: lazy modules (diffusers', transformers' _LazyModule) subclass
+  // ModuleType, put an instance in sys.modules and import their submodules on first access ---
+  in.make_builtin_class("types.ModuleType", {}, [](Interpreter&, const Value&, Args& a, const ir::Span&) {
+    if (auto* inst = a.positional.empty() ? nullptr : a.positional[0].as<InstanceObj>()) {
+      inst->set_attribute("__name__", a.positional.size() > 1 ? a.positional[1] : Value::none());
+      inst->set_attribute("__doc__", a.positional.size() > 2 ? a.positional[2] : Value::none());
+    }
+    return Value::none();
+  });
+  in.define_native("importlib.import_module", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (!a.positional.empty() && a.positional[0].is_unknown()) return a.positional[0];
+    if (a.positional.empty() || !a.positional[0].is_str()) return in.raise("TypeError", "import_module() needs a module name", site);
+    std::string name = a.positional[0].s;
+    const Value* package = a.positional.size() > 1 ? &a.positional[1] : a.keyword("package");
+    size_t level = name.find_first_not_of('.');
+    if (level == std::string::npos) level = name.size();
+    if (level > 0) {
+      // Relative to `package`, as importlib resolves it: each dot past the first goes up one.
+      if (!package || !package->is_str()) return in.raise("TypeError", "the 'package' argument is required for the relative import of '" + name + "'", site);
+      std::string base = package->s;
+      for (size_t up = 1; up < level; ++up) {
+        size_t dot = base.rfind('.');
+        if (dot == std::string::npos) return in.raise("ImportError", "attempted relative import beyond top-level package", site);
+        base = base.substr(0, dot);
+      }
+      name = level == name.size() ? base : base + "." + name.substr(level);
+    }
+    return in.import_by_name(name, site);
+  });
+
+  in.define_native("importlib.util.find_spec", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (!a.positional.empty() && a.positional[0].is_unknown()) return a.positional[0];
+    if (a.positional.empty() || !a.positional[0].is_str()) return in.raise("TypeError", "find_spec() needs a module name", site);
+    if (!in.package_installed(a.positional[0].s)) return Value::none();
+    const Value* ns_class = in.builtin("types.SimpleNamespace");
+    Args spec_args;
+    spec_args.keywords.emplace_back("name", a.positional[0]);
+    return ns_class ? in.call(*ns_class, spec_args, site) : Value::boolean(true);
+  });
+  // Installed versions: torch's is the one the analysis models; any other package is taken as not
+  // installed, so that model code takes the path of a plain PyTorch environment (optional
+  // integrations such as peft, accelerate, xformers off).
+  std::vector<std::shared_ptr<ClassObj>> not_found_bases;
+  if (const Value* not_found = in.builtin("builtins.ModuleNotFoundError"); not_found && not_found->as<ClassObj>())
+    not_found_bases.push_back(std::static_pointer_cast<ClassObj>(not_found->obj));
+  in.make_builtin_class("importlib.metadata.PackageNotFoundError", not_found_bases, nullptr)->is_exception = true;
+  in.define_native("importlib.metadata.version", [](Interpreter& in, const Value&, Args& a, const ir::Span& site) {
+    if (!a.positional.empty() && a.positional[0].is_unknown()) return a.positional[0];
+    if (a.positional.empty() || !a.positional[0].is_str()) return in.raise("TypeError", "version() needs a distribution name", site);
+    if (a.positional[0].s == "torch")
+      if (const Value* v = in.builtin("torch.__version__")) return *v;
+    return in.raise("PackageNotFoundError", "No package metadata was found for " + a.positional[0].s, site);
+  });
+  in.define_native("importlib.metadata.packages_distributions", [](Interpreter&, const Value&, Args&, const ir::Span&) {
+    return Value::object(std::make_shared<DictObj>());
+  });
+  in.define_native("importlib.metadata.distributions", [](Interpreter&, const Value&, Args&, const ir::Span&) { return make_list({}); });
+
   // --- _shardlens: what the library models ask of the interpreter (library/_shardlens_common/imports.py) ---
   in.define_native("_shardlens.importer_has_fallback", [](Interpreter& in, const Value&, Args&, const ir::Span&) {
     return Value::boolean(in.importer_has_fallback());

@@ -484,6 +484,86 @@ Value ForwardTracer::mha(Interpreter& in, InstanceObj& layer, CallArgs& args, co
   return make_tuple({out, Value::none()});
 }
 
+namespace {
+Value child_module(InstanceObj& layer, const std::string& name) {
+  for (auto& [key, child] : layer.module->modules)
+    if (key == name && child) return Value::object(child);
+  return Value::none();
+}
+
+// forward(x, other, ...), positionally or by keyword.
+Value argument_of(CallArgs& args, size_t position, const char* name) {
+  if (position < args.positional.size()) return args.positional[position];
+  for (auto& [key, v] : args.keywords)
+    if (key == name) return v;
+  return Value::none();
+}
+
+Value first_of(const Value& v) {
+  if (auto* t = TupleView::of(v); t && !t->items.empty()) return t->items[0];
+  return v;
+}
+}  // namespace
+
+Value ForwardTracer::transformer_layer(Interpreter& in, InstanceObj& layer, bool decoder, CallArgs& args, const ir::Span& site) {
+  auto call = [&](const char* name, CallArgs a) {
+    Value m = child_module(layer, name);
+    if (m.is_none()) return in.raise("AttributeError", std::string("the layer has no submodule '") + name + "'", site);
+    return in.call(m, std::move(a), site);
+  };
+  auto call1 = [&](const char* name, const Value& x) { return call(name, CallArgs{{x}, {}}); };
+  Value x = argument_of(args, 0, decoder ? "tgt" : "src");
+  Value memory = decoder ? argument_of(args, 1, "memory") : Value::none();
+  bool norm_first = false;
+  if (Value* nf = layer.find_attribute("norm_first")) norm_first = in.truth(*nf).value_or(false);
+  auto self_attention = [&](const Value& h) {
+    return call1("dropout1", first_of(call("self_attn", CallArgs{{h, h, h}, {{"need_weights", Value::boolean(false)}}})));
+  };
+  auto cross_attention = [&](const Value& h) {
+    return call1("dropout2", first_of(call("multihead_attn", CallArgs{{h, memory, memory}, {{"need_weights", Value::boolean(false)}}})));
+  };
+  auto activation = [&](const Value& h) {
+    Value act = child_module(layer, "activation");
+    if (act.is_none())
+      if (Value* a = layer.find_attribute("activation")) act = *a;
+    if (act.is_str()) {
+      const Value* f = in.builtin("torch.nn.functional." + act.s);
+      if (!f) return in.raise("RuntimeError", "activation should be relu/gelu, not " + act.s, site);
+      act = *f;
+    }
+    return in.call(act, CallArgs{{h}, {}}, site);
+  };
+  auto feed_forward = [&](const Value& h) {
+    Value y = activation(call1("linear1", h));
+    return call1(decoder ? "dropout3" : "dropout2", call1("linear2", call1("dropout", y)));
+  };
+  auto add = [&](const Value& a, const Value& b) { return in.binary("+", a, b, site); };
+  const char* last_norm = decoder ? "norm3" : "norm2";
+  if (norm_first) {
+    x = add(x, self_attention(call1("norm1", x)));
+    if (decoder) x = add(x, cross_attention(call1("norm2", x)));
+    return add(x, feed_forward(call1(last_norm, x)));
+  }
+  x = call1("norm1", add(x, self_attention(x)));
+  if (decoder) x = call1("norm2", add(x, cross_attention(x)));
+  return call1(last_norm, add(x, feed_forward(x)));
+}
+
+Value ForwardTracer::transformer_stack(Interpreter& in, InstanceObj& layer, bool decoder, CallArgs& args, const ir::Span& site) {
+  Value x = argument_of(args, 0, decoder ? "tgt" : "src");
+  Value memory = decoder ? argument_of(args, 1, "memory") : Value::none();
+  Value layers = child_module(layer, "layers");
+  auto items = in.iterate(layers, site);
+  if (!items) return record_unknown(in, decoder ? "TransformerDecoder" : "TransformerEncoder", tensors_in(args), "its layers are not known", site);
+  for (const Value& l : *items) {
+    CallArgs a{{x}, {}};
+    if (decoder) a.positional.push_back(memory);
+    x = in.call(l, std::move(a), site);
+  }
+  Value norm = child_module(layer, "norm");
+  return norm.is_none() ? x : in.call(norm, CallArgs{{x}, {}}, site);
+}
+
 Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs& args, const ir::Span& site) {
   // The built-in class this layer is (user subclasses without a forward inherit its behaviour).
   std::string cls;
@@ -501,6 +581,9 @@ Value ForwardTracer::builtin_layer(Interpreter& in, InstanceObj& layer, CallArgs
     return v;
   }
   if (cls == "MultiheadAttention") return mha(in, layer, args, site);
+  if (cls == "TransformerEncoderLayer" || cls == "TransformerDecoderLayer")
+    return transformer_layer(in, layer, cls == "TransformerDecoderLayer", args, site);
+  if (cls == "TransformerEncoder" || cls == "TransformerDecoder") return transformer_stack(in, layer, cls == "TransformerDecoder", args, site);
   std::vector<Value> inputs = tensors_in(args);
   // The layer's own weights are inputs too (what the first use of a forward input reveals).
   for (auto& [key, p] : layer.module->parameters)
@@ -1604,7 +1687,11 @@ std::vector<const ForwardTracer::PositionTable*> ForwardTracer::position_tables_
   std::vector<const PositionTable*> own;
   for (auto* t : found)
     if (!named_for(t, for_tokens ? source_side : target_side)) own.push_back(t);
-  if (!own.empty()) found = std::move(own);
+  if (!own.empty()) return own;
+  // Token ids are never bounded by another modality's table (Llava: a RoPE language model beside a
+  // CLIP vision tower whose 577 positions count patches, not tokens).
+  static const std::vector<std::string> other_modality = {"audio", "image", "vision", "patch"};
+  if (for_tokens) std::erase_if(found, [&](const PositionTable* t) { return named_for(t, other_modality); });
   return found;
 }
 

@@ -208,6 +208,10 @@ class ForwardTracer {
   Value attention(Interpreter& in, const std::string& name, const Value& q, const Value& k, const Value& v,
                   const ir::Span& site, bool causal_requested = false);
   Value mha(Interpreter& in, InstanceObj& layer, CallArgs& args, const ir::Span& site);
+  // nn.TransformerEncoderLayer / DecoderLayer / Encoder / Decoder: their submodules called as
+  // PyTorch's forward calls them.
+  Value transformer_layer(Interpreter& in, InstanceObj& layer, bool decoder, CallArgs& args, const ir::Span& site);
+  Value transformer_stack(Interpreter& in, InstanceObj& layer, bool decoder, CallArgs& args, const ir::Span& site);
   Value same_shape(Interpreter& in, ir::OpKind kind, const std::string& name, const Value& x,
                    const std::vector<Value>& extra, const ir::Span& site);
   std::string infer_input(const Placeholder& p, std::vector<int64_t>& shape, std::string& dtype) const;

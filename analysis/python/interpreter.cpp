@@ -274,6 +274,17 @@ void Interpreter::note(const std::string& what, const std::string& reason, const
   events_.push_back(std::move(event));
 }
 
+// The class of an exception shardlens raises by name: a builtin one, or one of a module it models
+// natively (importlib.metadata.PackageNotFoundError).
+ClassObj* Interpreter::builtin_exception_class(const std::string& type) const {
+  if (const Value* v = builtin("builtins." + type)) return v->as<ClassObj>();
+  const std::string suffix = "." + type;
+  for (const auto& [qual, v] : builtins_->registry)
+    if (qual.size() > suffix.size() && qual.compare(qual.size() - suffix.size(), suffix.size(), suffix) == 0)
+      if (auto* c = v.as<ClassObj>(); c && c->is_exception) return c;
+  return nullptr;
+}
+
 Value Interpreter::raise(const std::string& type, const std::string& message, const ir::Span& site) {
   if (!pending_) pending_ = PendingException{type, message, site};
   return unknown(type + ": " + message, site);
@@ -562,17 +573,23 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
     }
     case StmtKind::Raise: {
       std::string type = "RuntimeError", message;
+      std::shared_ptr<ClassObj> raised_class;
       if (s.value) {
         Value e = eval(*s.value, frame);
         if (pending_) return Flow::Raise;
-        if (auto* c = e.as<ClassObj>()) type = c->name;
+        if (auto* c = e.as<ClassObj>()) {
+          type = c->name;
+          raised_class = std::static_pointer_cast<ClassObj>(e.obj);
+        }
         if (auto* inst = e.as<InstanceObj>()) {
           type = inst->cls->name;
+          raised_class = inst->cls;
           if (Value* args = inst->find_attribute("args"))
             if (auto* l = TupleView::of(*args); l && !l->items.empty()) message = to_str(l->items[0]);
         }
       }
       raise(type, message, span());
+      if (pending_) pending_->cls = raised_class;
       return Flow::Raise;
     }
     case StmtKind::Try: {
@@ -603,8 +620,8 @@ Flow Interpreter::exec(const Stmt& s, Frame& frame) {
           for (auto& tv : types) {
             auto* c = tv.as<ClassObj>();
             if (!c) continue;
-            const Value* exc_class = builtin("builtins." + caught.type);
-            ClassObj* raised = exc_class ? exc_class->as<ClassObj>() : nullptr;
+            ClassObj* raised = caught.cls.get();
+            if (!raised) raised = builtin_exception_class(caught.type);
             if (c->name == caught.type || c->name == "Exception" || c->name == "BaseException" ||
                 (raised && raised->derives_from(c)))
               handler = &h;
@@ -745,6 +762,8 @@ std::optional<Value> Interpreter::import_source(const std::string& qual, const i
   vars["__file__"] = file->path.empty() ? Value::none() : Value::str(file->path);
   vars["__package__"] = Value::str(file->is_package ? qual : (dot == std::string::npos ? std::string() : qual.substr(0, dot)));
   vars["__doc__"] = Value::none();
+  vars["__spec__"] = Value::none();
+  vars["__loader__"] = Value::none();
   if (file->is_package) {
     std::vector<Value> dirs;
     for (auto& d : file->package_dirs) dirs.push_back(Value::str(d));
@@ -778,9 +797,39 @@ std::optional<Value> Interpreter::import_source(const std::string& qual, const i
           return std::nullopt;
         }
       }
+      if (auto* replaced = sys_modules_.as<DictObj>())
+        if (const Value* r = replaced->find(Value::str(qual)); r && r->obj != module.obj) ns->replaced_by = *r;
     }
   }
   return module;
+}
+
+// What an import binds: the module, or what it put in sys.modules in its place.
+static Value bound_module(const Value& module) {
+  auto* ns = module.as<NamespaceObj>();
+  return ns && ns->replaced_by ? *ns->replaced_by : module;
+}
+
+bool Interpreter::package_installed(const std::string& qual) {
+  const std::string top = qual.substr(0, qual.find('.'));
+  if (builtins_->namespaces.count(top) || builtin(top)) return true;
+  if (!loader_) return false;
+  std::vector<std::string> dirs = search_roots();
+  dirs.insert(dirs.end(), site_packages_.begin(), site_packages_.end());
+  auto file = loader_->find_sub(top, dirs);
+  return file && (!file->path.empty() || !file->package_dirs.empty());
+}
+
+Value Interpreter::import_by_name(const std::string& qual, const ir::Span& site) {
+  if (builtins_->namespaces.count(qual.substr(0, qual.find('.'))) || builtin(qual)) {
+    if (const Value* v = builtin(qual)) return *v;
+    return namespace_value(qual);
+  }
+  std::string why;
+  auto m = import_source(qual, site, why);
+  if (pending_) return Value::none();
+  if (!m) return raise("ModuleNotFoundError", why, site);
+  return bound_module(*m);
 }
 
 // A function's signature as CPython exposes it (fn.__code__.co_varnames / co_argcount /
@@ -863,10 +912,10 @@ void Interpreter::import_module(const Stmt& s, Frame& frame) {
       if (!m) {
         bind_name(name.alias, unknown(why, site, true), frame);
       } else if (aliased) {
-        bind_name(name.alias, *m, frame);
+        bind_name(name.alias, bound_module(*m), frame);
       } else {
         std::string ignored;
-        bind_name(name.alias, find_module(root, ignored).value_or(*m), frame);
+        bind_name(name.alias, bound_module(find_module(root, ignored).value_or(*m)), frame);
       }
     }
     return;
@@ -900,6 +949,41 @@ void Interpreter::import_module(const Stmt& s, Frame& frame) {
   if (pending_) return;
   auto* source = m ? m->as<NamespaceObj>() : nullptr;
   if (source && !source->scope) source = nullptr;
+  if (source && source->replaced_by) {
+    // A module that put another object in sys.modules (a lazy module): names are that object's
+    // attributes, and a name it lacks may be a submodule, as Python's `from` import tries next.
+    const Value replacement = *source->replaced_by;
+    for (const auto& name : s.imports) {
+      if (name.path == "*") {
+        Value all = get_attribute(replacement, "__all__", site);
+        if (pending_) return;
+        if (auto items = iterate(all, site))
+          for (auto& v : *items)
+            if (v.is_str()) {
+              Value got = get_attribute(replacement, v.s, site);
+              if (pending_) return;
+              bind_name(v.s, got, frame);
+            }
+        continue;
+      }
+      Value v = get_attribute(replacement, name.path, site);
+      if (pending_ && pending_->type == "AttributeError") {
+        std::string message = pending_->message, sub_why;
+        pending_.reset();
+        auto sub = import_source(module + "." + name.path, site, sub_why);
+        if (pending_) return;
+        if (!sub) {
+          if (import_guards_ > 0) return void(raise("ImportError", "cannot import name '" + name.path + "' from '" + module + "': " + message, site));
+          v = unknown("cannot import name '" + name.path + "' from '" + module + "': " + message, site, true);
+        } else {
+          v = bound_module(*sub);
+        }
+      }
+      if (pending_) return;
+      bind_name(name.alias, v, frame);
+    }
+    return;
+  }
   for (const auto& name : s.imports) {
     if (!m) {
       if (name.path != "*")
@@ -941,7 +1025,7 @@ void Interpreter::import_module(const Stmt& s, Frame& frame) {
       }
       std::string sub_why;
       if (auto sub = import_source(qual, site, sub_why)) {  // a submodule of a package
-        bind_name(name.alias, *sub, frame);
+        bind_name(name.alias, bound_module(*sub), frame);
         continue;
       }
       if (pending_) return;
@@ -1322,6 +1406,8 @@ Value Interpreter::define_class(const Stmt& s, Frame& frame, bool track) {
   auto cls = new_class(def.name, bases, track);
   cls->def = s.class_def;
   cls->unit = frame.unit;
+  if (auto n = globals_of(frame)->vars.find("__name__"); n != globals_of(frame)->vars.end() && n->second.is_str())
+    cls->module_name = n->second.s;
   cls->span = absolute(s.span, frame.unit);
   bool named_tuple = false;
   for (auto& b : cls->bases) named_tuple |= b->qualname == "typing.NamedTuple";
@@ -1811,6 +1897,14 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
       if (name == "__name__") return Value::str(cls->name);
       if (name == "__qualname__") return Value::str(cls->qualname);
       bool found = false;
+      if (name == "__module__") {
+        Value v = class_attribute(cls, nullptr, name, 0, site, found);
+        if (found) return v;
+        if (!cls->module_name.empty()) return Value::str(cls->module_name);
+        // shardlens' own classes are named by their qualified names (torch.nn.Linear).
+        const size_t dot = cls->qualname.rfind('.');
+        return Value::str(dot == std::string::npos ? "builtins" : cls->qualname.substr(0, dot));
+      }
       Value v = class_attribute(cls, nullptr, name, 0, site, found);
       if (found) return v;
       // nn.Module's own methods, read from a class (`@wraps(torch.nn.Module.cuda)` in diffusers,
@@ -1857,6 +1951,7 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
       if (ns->scope) {  // a module read from source
         auto it = ns->scope->vars.find(name);
         if (it != ns->scope->vars.end()) return it->second;
+        if (ns->replaced_by) return get_attribute(*ns->replaced_by, name, site);
         if (auto hook = ns->scope->vars.find("__getattr__"); hook != ns->scope->vars.end())  // PEP 562
           return call(hook->second, CallArgs{{Value::str(name)}, {}}, site);
         if (name == "__dict__") {
@@ -1872,6 +1967,10 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
         return raise("AttributeError", "module '" + ns->qualname + "' has no attribute '" + name + "'", site);
       }
       if (ns->qualname == "sys" && name == "path" && sys_path_.as<ListObj>()) return sys_path_;
+      if (ns->qualname == "sys" && name == "modules") {
+        if (!sys_modules_.as<DictObj>()) sys_modules_ = Value::object(std::make_shared<DictObj>());
+        return sys_modules_;
+      }
       std::string qual = ns->qualname + "." + name;
       if (const Value* v = builtin(qual)) return *v;
       if (builtins_->namespaces.count(qual)) return namespace_value(qual);
@@ -2580,8 +2679,12 @@ Value Interpreter::compare(const std::string& op, const Value& a, const Value& b
     } else if (auto* inst = b.as<InstanceObj>(); inst && !inst->module) {
       bool f = false;
       Value contains = class_attribute(inst->cls, &b, "__contains__", 0, site, f);
-      if (f) return call(contains, CallArgs{{a}, {}}, site);
-      return unknown("membership test on " + inst->cls->name, site);
+      if (!f) return unknown("membership test on " + inst->cls->name, site);
+      Value r = call(contains, CallArgs{{a}, {}}, site);
+      if (pending_) return r;
+      auto t = truth(r);  // `in` is bool(__contains__(...)), `not in` its negation
+      if (!t) return unknown("membership test on " + inst->cls->name + ": __contains__ gave a value of unknown truth", site);
+      found = *t;
     } else {
       auto items = iterate(b, site);
       if (!items) return unknown("membership test on an unknown container", site);

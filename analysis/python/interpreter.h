@@ -50,6 +50,7 @@ struct PendingException {
   std::string type;     // "ValueError"
   std::string message;
   ir::Span span;
+  std::shared_ptr<ClassObj> cls;  // the class raised, when a `raise` statement named one (user exceptions)
 };
 
 class ForwardTracer;
@@ -109,6 +110,13 @@ class Interpreter {
   // --- services for the natives (builtin_*.cpp, torch_*.cpp) ---
   Value call(const Value& callee, CallArgs args, const ir::Span& site);
   Value get_attribute(const Value& object, const std::string& name, const ir::Span& site);
+  // importlib.import_module of an absolute name: the module, or what it put in sys.modules in
+  // its place; raises ModuleNotFoundError when there is none.
+  Value import_by_name(const std::string& qualname, const ir::Span& site);
+  ClassObj* builtin_exception_class(const std::string& type) const;
+  // importlib.util.find_spec: is the top-level package there (modelled natively, or real source on
+  // the search path; a library model alone is not an installed package).
+  bool package_installed(const std::string& qualname);
   void set_attribute(const Value& object, const std::string& name, Value value, const ir::Span& site);
   // object.__getattribute__ / object.__setattr__: attribute access without user overrides.
   Value generic_get_attribute(const Value& object, const std::string& name, const ir::Span& site);
@@ -291,6 +299,7 @@ class Interpreter {
   // Imports from source (module_loader.h).
   std::shared_ptr<ModuleLoader> loader_;
   Value sys_path_;  // sys.path, a list the script may change (sys.path.insert(0, ...))
+  Value sys_modules_;  // sys.modules as far as scripts write it: only replacements are read back
   std::vector<std::string> site_packages_;  // searched after the library models (set_module_loader)
   std::string script_path_;
   std::string script_dir_;  // relative sys.path entries are taken from here

@@ -238,6 +238,7 @@ struct ClassObj : Object {
   ClassObj() : Object(ObjKind::Class) {}
   std::string name;
   std::string qualname;
+  std::string module_name;  // __module__: the defining module's __name__ ("builtins" for shardlens' own)
   std::vector<std::shared_ptr<ClassObj>> bases;
   std::vector<ClassObj*> mro;  // self first
   std::vector<std::pair<std::string, Value>> attributes;  // class namespace in definition order
@@ -296,6 +297,9 @@ struct NamespaceObj : Object {  // an imported Python module such as torch.nn or
   // the modules shardlens models natively (torch, math, ...).
   std::shared_ptr<Scope> scope;
   std::vector<std::string> package_dirs;
+  // What the module put in sys.modules under its own name while it ran (diffusers' and
+  // transformers' `sys.modules[__name__] = _LazyModule(...)`): importers get this object instead.
+  std::optional<Value> replaced_by;
 };
 
 // A tensor's known element values, row-major. A filled tensor (torch.ones(d) as a norm's weight,

@@ -7,6 +7,7 @@ Prints one line per check and a closing `N passed, N failed` line.
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -357,6 +358,36 @@ with tempfile.TemporaryDirectory() as tmp:
     check("plan JSON gives a parameter built in an imported module its file, as inspect does",
           imported and all(planned.get(n) == inspected[n] for n in imported),
           str([(n, inspected[n], planned.get(n)) for n in imported[:2]]))
+
+    # Every workspace loader (a model imported from a package beside it, or from the library models) gives
+    # the total its `# expected-total:` line states (checked under CPython by library_models.cpython), with
+    # nothing unresolved unless the loader is marked as a known gap.
+    workspaces = os.path.join(ROOT, "tests", "workspaces")
+    for name in sorted(os.listdir(workspaces)):
+        loader = os.path.join(workspaces, name, "load_model.py")
+        text = open(loader).read() if os.path.exists(loader) else ""
+        want = re.search(r"^# expected-total: (\d+)\s*$", text, re.M)
+        if not want:
+            continue
+        code, out, err = run("inspect", loader, "--format", "json")
+        got = json.loads(out) if code == 0 else {}
+        gap = "# shardlens-test: known-gap" in text
+        check(f"workspace {name}: inspect gives its expected total" + ("" if gap else " with nothing unresolved"),
+              got.get("total_parameters") == int(want.group(1)) and (gap or not got.get("unresolved")),
+              f"{got.get('total_parameters')} vs {want.group(1)}; {json.dumps(got.get('unresolved', []))[:300]} {err[-200:]}")
+
+    # A package that loads its names lazily (sys.modules[__name__] replaced by a ModuleType subclass
+    # whose __getattr__ calls importlib.import_module; diffusers and transformers do this), configs
+    # recorded through inspect.signature, switches from find_spec / importlib.metadata.version: the
+    # model is found, and forward() (which reads the config back) traces to its end.
+    lazy = os.path.join(ROOT, "tests", "workspaces", "lazy_package", "load_model.py")
+    code, out, err = run("plan", lazy, "--phase", "prefill", "--mesh", "1x2", "--format", "json")
+    lazy_plan = json.loads(out) if code == 0 else {}
+    check("a lazily loaded package's model plans with forward() traced completely",
+          lazy_plan and not [d for d in lazy_plan.get("diagnostics", []) if "trace" in d.get("code", "")]
+          and lazy_plan["inputs"][0].startswith("pixel_values: [1, 3, 32, 32]")
+          and {"blocks.1.self_attn", "head"} <= {c["module"] for c in lazy_plan["meshes"][0]["components"]},
+          (err + json.dumps(lazy_plan.get("diagnostics", []))[:400]))
 
     # --python: the interpreter's site-packages are searched after the library models, so an
     # installed transformers contributes its model files while shardlens' models of its core

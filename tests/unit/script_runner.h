@@ -8,6 +8,7 @@
 #include <tree_sitter/api.h>
 
 #include "python/interpreter.h"
+#include "python/module_loader.h"
 #include "python/lowering.h"
 #include "python/source_document.h"
 #include "python/syntax.h"
@@ -15,7 +16,8 @@
 namespace shardlens::test {
 
 struct ScriptRun {
-  explicit ScriptRun(const std::string& text) : document(text, python::ParsePieces{1}) {
+  // library_models: imports are followed, to shardlens' library models only (no folders searched).
+  explicit ScriptRun(const std::string& text, bool library_models = false) : document(text, python::ParsePieces{1}) {
     TSNode root = ts_tree_root_node(document.sole_tree());
     for (uint32_t i = 0; i < ts_node_named_child_count(root); ++i) {
       TSNode n = ts_node_named_child(root, i);
@@ -24,6 +26,7 @@ struct ScriptRun {
       unit->stmt = python::lower_top_level(n, document.text(), unit->start_row, problems);
       units.push_back(unit);
     }
+    if (library_models) interp.set_module_loader(std::make_shared<python::ModuleLoader>(), {}, "", {});
     interp.run_module(units, "__main__");
   }
   // repr() of a global, or "<undefined>".

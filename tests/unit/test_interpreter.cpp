@@ -528,3 +528,95 @@ c = tuple(torch.zeros(2, 3, 4).flatten(1).shape)
   CHECK(r.repr("b") == "'RuntimeError'");
   CHECK(r.repr("c") == "(2, 12)");
 }
+
+TEST_CASE("inspect.signature lists a function's parameters, kinds and defaults through functools.wraps") {
+  ScriptRun r(R"(
+import functools, inspect
+
+def deco(f):
+    @functools.wraps(f)
+    def inner(*a, **k):
+        return f(*a, **k)
+    return inner
+
+class C:
+    @deco
+    def __init__(self, a, b=2, *rest, c=3, **extra):
+        pass
+
+    def m(self, x, y=1):
+        pass
+
+s = inspect.signature(C.__init__)
+names = tuple(s.parameters)
+kinds = tuple(p.kind for p in s.parameters.values())
+defaults = tuple(p.default for p in s.parameters.values() if p.default is not inspect.Parameter.empty)
+bound = tuple(inspect.signature(C(1).m).parameters)
+of_class = tuple(inspect.signature(C).parameters)
+ba = inspect.signature(C.m).bind(None, 5)
+ba.apply_defaults()
+arguments = tuple(ba.arguments.items())
+spec = inspect.getfullargspec(C.m)
+spec_args = (tuple(spec.args), spec.defaults)
+)", /*library_models=*/true);
+  CHECK(r.repr("names") == "('self', 'a', 'b', 'rest', 'c', 'extra')");
+  CHECK(r.repr("kinds") == "(1, 1, 1, 2, 3, 4)");
+  CHECK(r.repr("defaults") == "(2, 3)");
+  CHECK(r.repr("bound") == "('x', 'y')");
+  CHECK(r.repr("of_class") == "('a', 'b', 'rest', 'c', 'extra')");
+  CHECK(r.repr("arguments") == "(('self', None), ('x', 5), ('y', 1))");
+  CHECK(r.repr("spec_args") == "(('self', 'x', 'y'), (1,))");
+}
+
+TEST_CASE("operator's comparisons, importlib's find_spec and metadata, and a class's __module__") {
+  ScriptRun r(R"(
+import importlib.metadata, importlib.util, operator
+import torch.nn as nn
+
+table = {">=": operator.ge, "<": operator.lt, "==": operator.eq}
+compared = (table[">="](5, 4), table["<"]((2, 1), (2, 0)), table["=="]("a", "a"), operator.contains([1, 2], 2))
+torch_found = importlib.util.find_spec("torch") is not None
+missing_found = importlib.util.find_spec("a_package_nobody_installed") is not None
+torch_version = importlib.metadata.version("torch")
+try:
+    importlib.metadata.version("peft")
+    other = "found"
+except importlib.metadata.PackageNotFoundError:
+    other = "PackageNotFoundError"
+try:
+    importlib.metadata.version("peft")
+except ImportError:
+    other_as_import_error = "ImportError"
+
+class Local:
+    pass
+
+class Renamed:
+    __module__ = "elsewhere"
+
+modules = (Local.__module__, Renamed.__module__, nn.Linear.__module__.split(".")[0])
+)");
+  CHECK(r.repr("compared") == "(True, False, True, True)");
+  CHECK(r.repr("torch_found") == "True");
+  CHECK(r.repr("missing_found") == "False");
+  CHECK(r.repr("torch_version") == "'2.4.0'");  // the version the analysis models (torch.__version__)
+  CHECK(r.repr("other") == "'PackageNotFoundError'");
+  CHECK(r.repr("other_as_import_error") == "'ImportError'");
+  CHECK(r.repr("modules") == "('__main__', 'elsewhere', 'torch')");
+}
+
+TEST_CASE("in and not in ask __contains__ and take its truth, as Python does") {
+  ScriptRun r(R"(
+class Evens:
+    def __contains__(self, n):
+        return n % 2 == 0
+
+class Counted:
+    def __contains__(self, n):
+        return n  # a truthy non-bool: `in` gives True
+
+e = Evens()
+checks = (4 in e, 3 in e, 3 not in e, 4 not in e, 5 in Counted(), 0 in Counted())
+)");
+  CHECK(r.repr("checks") == "(True, False, True, False, True, False)");
+}

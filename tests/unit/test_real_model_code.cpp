@@ -665,6 +665,47 @@ model = Block()
   CHECK(flow.tensors[flow.outputs[0]].shape.back() == 64);
 }
 
+TEST_CASE("nn.TransformerEncoder and its layers run their submodules as PyTorch's forward does", "[trace][real]") {
+  const std::string script = R"(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(64, 4, 256, activation="gelu", batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=3, norm=nn.LayerNorm(64))
+        self.post = nn.TransformerEncoderLayer(64, 4, 128, activation=F.silu, batch_first=True)
+        self.head = nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.head(self.post(self.encoder(x)))
+
+model = M()
+)";
+  python::TraceWorkload workload;
+  workload.tokens = 32;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  int attention = 0, linears = 0, norms = 0;
+  for (auto& op : flow.ops) {
+    INFO(op.name << ": " << op.detail);
+    CHECK(op.kind != ir::OpKind::Unknown);
+    attention += op.kind == ir::OpKind::Attention;
+    linears += op.name == "Linear";
+    norms += op.name == "LayerNorm";
+  }
+  CHECK(attention == 4);
+  CHECK(linears == 4 * 3 + 1);    // out_proj, linear1, linear2 per layer, then the head
+  CHECK(norms == 3 * 2 + 1 + 2);  // two per layer, the encoder's final norm
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == ir::Shape{1, 32, 10});
+}
+
 TEST_CASE("Packed sequences: token ids flat over the batch, their lengths in a seqlens list (mistral-inference)", "[trace][real]") {
   const std::string script = R"(
 import torch

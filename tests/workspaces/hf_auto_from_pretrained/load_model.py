@@ -10,4 +10,10 @@ model = AutoModelForCausalLM.from_config(config)
 encoder = AutoModel.from_pretrained("checkpoint")
 assert encoder.config.hidden_size == 32 and len(encoder.h) == 1
 assert model.lm_head.weight is model.transformer.wte.weight
+
+# composite configs (Llava's vision and text parts) build sub-configs through CONFIG_MAPPING
+from transformers.models.auto import CONFIG_MAPPING
+
+assert "tiny_gpt" in CONFIG_MAPPING and "not_a_model_type" not in CONFIG_MAPPING
+assert CONFIG_MAPPING["tiny_gpt"](n_layer=1).n_layer == 1
 # expected-total: 149248

@@ -6,6 +6,10 @@ SPECIAL_MODEL_TYPE_TO_MODULE_NAME = {
     "openai-gpt": "openai",
     "gemma3_text": "gemma3",
     "qwen3_vl_text": "qwen3_vl",
+    "clip_text_model": "clip",
+    "clip_vision_model": "clip",
+    "siglip_text_model": "siglip",
+    "siglip_vision_model": "siglip",
 }
 
 # pass-through keywords of from_pretrained that are not config attributes

@@ -5,6 +5,10 @@ from .auto_factory import import_model_module
 # model_type -> config class name, in transformers.models.<module>.configuration_<module>
 CONFIG_MAPPING_NAMES = {
     "albert": "AlbertConfig",
+    "clip_text_model": "CLIPTextConfig",
+    "clip_vision_model": "CLIPVisionConfig",
+    "siglip_text_model": "SiglipTextConfig",
+    "siglip_vision_model": "SiglipVisionConfig",
     "bart": "BartConfig",
     "bert": "BertConfig",
     "bloom": "BloomConfig",
@@ -75,6 +79,36 @@ def config_class_for(model_type):
         if isinstance(value, type) and issubclass(value, PretrainedConfig) and value.model_type == model_type:
             return value
     raise ValueError(f"transformers.models: no configuration class with model_type '{model_type}'")
+
+
+class _LazyConfigMapping:
+    """CONFIG_MAPPING: model_type -> config class, its module imported when asked for (composite configs such as
+    Llava's build their sub-configs through it)."""
+
+    def __getitem__(self, model_type):
+        try:
+            return config_class_for(model_type)
+        except (ImportError, ValueError):
+            raise KeyError(model_type)
+
+    def __contains__(self, model_type):
+        try:
+            self[model_type]
+        except KeyError:
+            return False
+        return True
+
+    def get(self, model_type, default=None):
+        return self[model_type] if model_type in self else default
+
+    def keys(self):
+        return list(CONFIG_MAPPING_NAMES.keys())
+
+    def register(self, key, value, exist_ok=False):
+        CONFIG_MAPPING_NAMES[key] = value.__name__
+
+
+CONFIG_MAPPING = _LazyConfigMapping()
 
 
 class AutoConfig:
