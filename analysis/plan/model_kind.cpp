@@ -116,7 +116,9 @@ DefaultWorkload default_workload(const ir::ModelIR& model) {
   if (e.positions) facts += ", a " + std::to_string(e.positions) + "-position table";
   if (e.timestep) facts += ", timestep / adaLN conditioning";
   if (e.encoder && e.decoder) facts += ", encoder and decoder stacks";
-  if (e.encoder && e.decoder && e.attention > 0) w.kind = ModelKind::EncoderDecoder;
+  // Its decoder generates tokens, so it has a vocabulary: a VAE's encoder and decoder hold attention
+  // too (diffusers' mid-block), but decode images in one forward.
+  if (e.encoder && e.decoder && e.attention > 0 && e.vocab) w.kind = ModelKind::EncoderDecoder;
   // A class-conditional DiT embeds its labels (1001 classes) but has no head over them.
   else if (e.timestep && e.attention > 0 && e.convs > 0 && !e.lm_head) w.kind = ModelKind::DiffusionTransformer;
   else if (e.vocab && e.attention > 0 && e.lm_head && !e.encoder_name && (e.causal_name || !e.encoder)) w.kind = ModelKind::DecoderLM;

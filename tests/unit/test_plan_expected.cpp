@@ -369,6 +369,66 @@ model = GPT2Model()
 // StableLM backbones): an attention module that says `self.is_causal = True` (HF's, even in a
 // decode trace where one query token makes is_causal moot), or SDPA asked for is_causal; the same
 // code with neither is an encoder.
+TEST_CASE("Model kind: a VAE whose encoder and decoder hold attention is a conv-net, not an encoder-decoder", "[plan][kind]") {
+  const std::string script = R"py(
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class MidAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = nn.GroupNorm(8, c)
+        self.to_qkv = nn.Linear(c, 3 * c)
+        self.proj = nn.Linear(c, c)
+    def forward(self, x):
+        b, c, h, w = x.shape
+        t = self.norm(x).flatten(2).transpose(1, 2)
+        q, k, v = self.to_qkv(t).chunk(3, dim=-1)
+        y = F.scaled_dot_product_attention(q[:, None], k[:, None], v[:, None])[:, 0]
+        return x + self.proj(y).transpose(1, 2).reshape(b, c, h, w)
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv_in = nn.Conv2d(3, 32, 3, padding=1)
+        self.down = nn.Conv2d(32, 32, 3, stride=2, padding=1)
+        self.mid = MidAttention(32)
+        self.conv_out = nn.Conv2d(32, 8, 3, padding=1)
+    def forward(self, x):
+        return self.conv_out(self.mid(self.down(self.conv_in(x))))
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv_in = nn.Conv2d(4, 32, 3, padding=1)
+        self.mid = MidAttention(32)
+        self.up = nn.ConvTranspose2d(32, 32, 4, stride=2, padding=1)
+        self.conv_out = nn.Conv2d(32, 3, 3, padding=1)
+    def forward(self, z):
+        return self.conv_out(self.up(self.mid(self.conv_in(z))))
+
+class AutoencoderKL(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        self.decoder = Decoder()
+    def forward(self, sample):
+        mean, logvar = self.encoder(sample).chunk(2, dim=1)
+        return self.decoder(mean)
+
+model = AutoencoderKL()
+)py";
+  python::TraceWorkload w;
+  auto r = traced(script, w);
+  REQUIRE(r.ok);
+  const auto workload = plan::default_workload(r.model);
+  INFO(workload.evidence);
+  CHECK(workload.evidence.find("2 attention core(s)") != std::string::npos);
+  CHECK(workload.kind == plan::ModelKind::ConvNet);
+  CHECK(workload.phase == plan::Phase::Prefill);
+}
+
 TEST_CASE("Model kind: causal attention makes a backbone with any class name a decoder LM", "[plan][kind]") {
   auto script = [](const std::string& attention_init, const std::string& sdpa_flags) {
     return R"py(
