@@ -1721,7 +1721,36 @@ std::string ForwardTracer::infer_input(const Placeholder& p, std::vector<int64_t
     dtype = "int64";
     return "indices, one per token, by the name model code gives them";
   }
-  return latent_by_unpacking(p, shape, first_use(p, shape, dtype));
+  std::string what = first_use(p, shape, dtype);
+  std::string from;
+  if (what.empty() && p.name.size() > 4 && p.name.ends_with("_ids"))
+    if (auto axes = rotary_axes(from)) {
+      // Position ids of a multi-axis RoPE (Flux's img_ids / txt_ids): one row per token of the
+      // stream they go with, one column per rotary axis; read as ids.shape[-1] before any op uses them.
+      int64_t tokens = workload_.tokens;
+      if (!workload_.tokens_given && max_tokens_seen_ > 0) tokens = std::min(tokens, max_tokens_seen_);
+      shape = {tokens, *axes};
+      dtype = "float32";
+      return "positions of its tokens on the " + std::to_string(*axes) + " rotary axes of " + from + ", one row per token";
+    }
+  return latent_by_unpacking(p, shape, what);
+}
+
+std::optional<int64_t> ForwardTracer::rotary_axes(std::string& from) const {
+  for (size_t m = 0; m < walk_.size(); ++m) {
+    InstanceObj* inst = walk_[m].module;
+    if (!inst) continue;
+    for (const char* attr : {"axes_dim", "axes_dims", "axes_dims_rope"}) {
+      Value* v = inst->find_attribute(attr);
+      auto* l = v ? TupleView::of(*v) : nullptr;
+      if (!l || l->items.size() < 2 || l->items.size() > 8) continue;
+      if (!std::all_of(l->items.begin(), l->items.end(), [](const Value& v) { return v.is_int(); })) continue;
+      const std::string& name = model_.modules[m].name;
+      from = (name.empty() ? std::string("the root") : name) + "." + attr;
+      return static_cast<int64_t>(l->items.size());
+    }
+  }
+  return std::nullopt;
 }
 
 // forward() iterates an input whose shape pass 1 does not know yet (Wan's `for u in x`, the

@@ -236,6 +236,8 @@ class ForwardTracer {
   // The image size the module or one of its ancestors was built for (its image_size / img_size,
   // or its config's), innermost first; the name of where it was read in `from`.
   std::optional<std::pair<int64_t, int64_t>> image_size_near(int module, std::string& from) const;
+  // The number of axes a multi-axis rotary embedding rotates over (Flux's pos_embed.axes_dim = [16, 56, 56]).
+  std::optional<int64_t> rotary_axes(std::string& from) const;
   std::vector<PositionTable> position_tables_;
   mutable int64_t max_tokens_seen_ = 0;  // Dataflow::max_tokens, as input_told_by finds it
   void probe_inputs();

@@ -1825,7 +1825,7 @@ Value Interpreter::module_get(InstanceObj& m, const std::string& name, bool& fou
   return Value::none();
 }
 
-Value Interpreter::instance_attribute(const Value& object, const std::string& name, const ir::Span& site) {
+Value Interpreter::instance_attribute(const Value& object, const std::string& name, const ir::Span& site, bool user_getattr) {
   auto* inst = static_cast<InstanceObj*>(object.obj.get());
   const bool dunder = name.size() > 4 && name[0] == '_' && name[1] == '_';
   if (dunder && name == "__class__") return Value::object(inst->cls);
@@ -1864,8 +1864,10 @@ Value Interpreter::instance_attribute(const Value& object, const std::string& na
   if (inst->module) {
     if (const NativeFn* fn = method("module", name)) return native("nn.Module." + name, *fn, object);
   }
-  Value getattr = class_attribute(inst->cls, &object, "__getattr__", 0, site, found);
-  if (found) return call(getattr, CallArgs{{Value::str(name)}, {}}, site);
+  if (user_getattr) {
+    Value getattr = class_attribute(inst->cls, &object, "__getattr__", 0, site, found);
+    if (found) return call(getattr, CallArgs{{Value::str(name)}, {}}, site);
+  }
   return raise("AttributeError", "'" + inst->cls->name + "' object has no attribute '" + name + "'", site);
 }
 
@@ -1942,6 +1944,17 @@ Value Interpreter::get_attribute(const Value& object, const std::string& name, c
         Value self = sup->self;
         return native("forward", [self](Interpreter& in, const Value&, CallArgs& args, const ir::Span& at) {
           return in.tracer_->builtin_forward(in, *self.as<InstanceObj>(), args, at);
+        });
+      }
+      // object.__getattribute__ (and nn.Module.__getattr__, which finds parameters, buffers and
+      // submodules): a class that overrides __getattr__ ends with `return super().__getattr__(name)`
+      // (diffusers' ModelMixin).
+      if (name == "__getattr__" || name == "__getattribute__") {
+        Value self = sup->self;
+        return native("object.__getattribute__", [self](Interpreter& in, const Value&, CallArgs& args, const ir::Span& at) {
+          if (args.positional.empty() || !args.positional[0].is_str()) return in.raise("TypeError", "attribute name must be a string", at);
+          if (!self.as<InstanceObj>()) return in.get_attribute(self, args.positional[0].s, at);
+          return in.instance_attribute(self, args.positional[0].s, at, /*user_getattr=*/false);
         });
       }
       return raise("AttributeError", "'super' object has no attribute '" + name + "'", site);

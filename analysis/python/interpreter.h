@@ -243,7 +243,8 @@ class Interpreter {
   Value unary(const std::string& op, const Value& v, const ir::Span& site);
   Value class_attribute(const std::shared_ptr<ClassObj>& cls, const Value* self, const std::string& name,
                         size_t mro_start, const ir::Span& site, bool& found);
-  Value instance_attribute(const Value& object, const std::string& name, const ir::Span& site);
+  // user_getattr false: without the class's own __getattr__ (what super().__getattr__ reaches).
+  Value instance_attribute(const Value& object, const std::string& name, const ir::Span& site, bool user_getattr = true);
   bool step();
   uint64_t event_owner() const;
 

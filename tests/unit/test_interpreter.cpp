@@ -620,3 +620,32 @@ checks = (4 in e, 3 in e, 3 not in e, 4 not in e, 5 in Counted(), 0 in Counted()
 )");
   CHECK(r.repr("checks") == "(True, False, True, False, True, False)");
 }
+
+TEST_CASE("super().__getattr__ of an nn.Module finds its submodules and raises AttributeError for the rest") {
+  ScriptRun r(R"(
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 3)
+
+    def __getattr__(self, name):
+        if name == "width":
+            return 3
+        return super().__getattr__(name)
+
+m = M()
+width = m.width
+through_super = tuple(m.__getattr__("lin").weight.shape)
+try:
+    m.missing
+    missing = "no error"
+except AttributeError:
+    missing = "AttributeError"
+)");
+  CHECK(r.repr("width") == "3");
+  CHECK(r.repr("through_super") == "(3, 2)");
+  CHECK(r.repr("missing") == "'AttributeError'");
+}

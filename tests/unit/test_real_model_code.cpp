@@ -706,6 +706,62 @@ model = M()
   CHECK(flow.tensors[flow.outputs[0]].shape == ir::Shape{1, 32, 10});
 }
 
+TEST_CASE("Position ids of a multi-axis RoPE (Flux's img_ids / txt_ids): one row per token, a column per rotary axis", "[trace][real]") {
+  const std::string script = R"py(
+import torch
+from torch import nn
+
+class PosEmbed(nn.Module):
+    def __init__(self, theta, axes_dim):
+        super().__init__()
+        self.theta = theta
+        self.axes_dim = axes_dim
+
+    def forward(self, ids):
+        pos = ids.float()
+        outs = []
+        for i in range(ids.shape[-1]):
+            freqs = 1.0 / (self.theta ** (torch.arange(0, self.axes_dim[i], 2).float() / self.axes_dim[i]))
+            outs.append(torch.outer(pos[:, i], freqs))
+        return torch.cat(outs, dim=-1)
+
+class M(nn.Module):
+    def __init__(self, axes_dims_rope=(8, 12, 12)):
+        super().__init__()
+        self.x_embedder = nn.Linear(64, 128)
+        self.context_embedder = nn.Linear(32, 128)
+        self.pos_embed = PosEmbed(10000, axes_dims_rope)
+        self.out = nn.Linear(128, 64)
+
+    def forward(self, hidden_states, encoder_hidden_states=None, img_ids=None, txt_ids=None):
+        h = torch.cat([self.context_embedder(encoder_hidden_states), self.x_embedder(hidden_states)], dim=1)
+        if txt_ids.ndim == 3:
+            txt_ids = txt_ids[0]
+        if img_ids.ndim == 3:
+            img_ids = img_ids[0]
+        ids = torch.cat((txt_ids, img_ids), dim=0)
+        freqs = self.pos_embed(ids)
+        h = h * freqs.cos()[None].repeat(1, 1, 8)[:, :, :128]
+        return self.out(h)
+
+model = M()
+)py";
+  python::TraceWorkload workload;
+  workload.tokens = 64;
+  auto r = test::traced(script, workload);
+  REQUIRE(r.ok);
+  const auto& flow = r.model.dataflow;
+  INFO(flow.error);
+  CHECK(flow.traced);
+  std::vector<std::string> ids;
+  for (const auto& d : flow.input_descriptions)
+    if (d.find("_ids") != std::string::npos) ids.push_back(d);
+  REQUIRE(ids.size() == 2);
+  for (const auto& d : ids) CHECK(d.find("[64, 3]") != std::string::npos);
+  REQUIRE(flow.outputs.size() == 1);
+  CHECK(flow.tensors[flow.outputs[0]].shape == ir::Shape{1, 128, 64});
+}
+
 TEST_CASE("Packed sequences: token ids flat over the batch, their lengths in a seqlens list (mistral-inference)", "[trace][real]") {
   const std::string script = R"(
 import torch

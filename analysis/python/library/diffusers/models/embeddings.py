@@ -264,6 +264,27 @@ def get_1d_rotary_pos_embed(dim, pos, theta=10000.0, use_real=False, linear_fact
     return torch.polar(torch.ones_like(freqs), freqs)
 
 
+class FluxPosEmbed(nn.Module):
+    """Multi-axis RoPE over position ids [tokens, len(axes_dim)] (Flux, Chroma): each axis rotates its share of the
+    head dim; (cos, sin) each [tokens, sum(axes_dim)]. diffusers keeps it here as an alias of
+    transformers.transformer_flux.FluxPosEmbed."""
+
+    def __init__(self, theta, axes_dim):
+        super().__init__()
+        self.theta = theta
+        self.axes_dim = axes_dim
+
+    def forward(self, ids):
+        pos = ids.float()
+        cos_out, sin_out = [], []
+        for i in range(ids.shape[-1]):
+            cos, sin = get_1d_rotary_pos_embed(self.axes_dim[i], pos[:, i], theta=self.theta, use_real=True,
+                                               repeat_interleave_real=True, freqs_dtype=torch.float64)
+            cos_out.append(cos)
+            sin_out.append(sin)
+        return torch.cat(cos_out, dim=-1), torch.cat(sin_out, dim=-1)
+
+
 def apply_rotary_emb(x, freqs_cis, use_real=True, use_real_unbind_dim=-1, sequence_dim=2):
     """x (B, H, S, D) (sequence_dim=2) or (B, S, H, D) (sequence_dim=1) rotated by freqs_cis."""
     if use_real:
