@@ -415,6 +415,27 @@ Value ForwardTracer::attention(Interpreter& in, const std::string& name, const V
   return r;
 }
 
+namespace {
+Value child_module(InstanceObj& layer, const std::string& name) {
+  for (auto& [key, child] : layer.module->modules)
+    if (key == name && child) return Value::object(child);
+  return Value::none();
+}
+
+// forward(x, other, ...), positionally or by keyword.
+Value argument_of(CallArgs& args, size_t position, const char* name) {
+  if (position < args.positional.size()) return args.positional[position];
+  for (auto& [key, v] : args.keywords)
+    if (key == name) return v;
+  return Value::none();
+}
+
+Value first_of(const Value& v) {
+  if (auto* t = TupleView::of(v); t && !t->items.empty()) return t->items[0];
+  return v;
+}
+}  // namespace
+
 // nn.MultiheadAttention as PyTorch computes it: a fused in-projection split into q, k, v,
 // heads, the attention core, and the out-projection.
 Value ForwardTracer::mha(Interpreter& in, InstanceObj& layer, CallArgs& args, const ir::Span& site) {
@@ -425,15 +446,8 @@ Value ForwardTracer::mha(Interpreter& in, InstanceObj& layer, CallArgs& args, co
   };
   bool batch_first = false;
   if (Value* bf = layer.find_attribute("batch_first")) batch_first = in.truth(*bf).value_or(false);
-  // forward(query, key, value, ...), positionally or by keyword (torchvision's ViT passes
-  // query=x, key=x, value=x).
-  auto argument = [&](size_t position, const char* name) {
-    if (position < args.positional.size()) return args.positional[position];
-    for (auto& [key, v] : args.keywords)
-      if (key == name) return v;
-    return Value();
-  };
-  Value query = argument(0, "query"), key = argument(1, "key"), value = argument(2, "value");
+  // forward(query, key, value, ...): torchvision's ViT passes query=x, key=x, value=x.
+  Value query = argument_of(args, 0, "query"), key = argument_of(args, 1, "key"), value = argument_of(args, 2, "value");
   auto same_tensor = [&](const Value& v) { return v.is_none() || v.as<TensorObj>() == query.as<TensorObj>(); };
   auto* qs = shape_of(query);
   Value w = find_param("in_proj_weight");
@@ -471,9 +485,7 @@ Value ForwardTracer::mha(Interpreter& in, InstanceObj& layer, CallArgs& args, co
   record(OpKind::Permute, "transpose", {core}, back, site).dims = {0, 2, 1, 3};
   auto merged = Value::object(make(in, {b, l, e}, "float32", site));
   record(OpKind::Reshape, "reshape", {back}, merged, site);
-  Value out_proj;
-  for (auto& [key, child] : layer.module->modules)
-    if (key == "out_proj" && child) out_proj = Value::object(child);
+  Value out_proj = child_module(layer, "out_proj");
   Value out = merged;
   if (auto* op = out_proj.as<InstanceObj>()) {
     auto it = module_index_.find(op);
@@ -483,27 +495,6 @@ Value ForwardTracer::mha(Interpreter& in, InstanceObj& layer, CallArgs& args, co
   }
   return make_tuple({out, Value::none()});
 }
-
-namespace {
-Value child_module(InstanceObj& layer, const std::string& name) {
-  for (auto& [key, child] : layer.module->modules)
-    if (key == name && child) return Value::object(child);
-  return Value::none();
-}
-
-// forward(x, other, ...), positionally or by keyword.
-Value argument_of(CallArgs& args, size_t position, const char* name) {
-  if (position < args.positional.size()) return args.positional[position];
-  for (auto& [key, v] : args.keywords)
-    if (key == name) return v;
-  return Value::none();
-}
-
-Value first_of(const Value& v) {
-  if (auto* t = TupleView::of(v); t && !t->items.empty()) return t->items[0];
-  return v;
-}
-}  // namespace
 
 Value ForwardTracer::transformer_layer(Interpreter& in, InstanceObj& layer, bool decoder, CallArgs& args, const ir::Span& site) {
   auto call = [&](const char* name, CallArgs a) {

@@ -810,9 +810,21 @@ static Value bound_module(const Value& module) {
   return ns && ns->replaced_by ? *ns->replaced_by : module;
 }
 
+bool Interpreter::natively_modelled(const std::string& qual) const {
+  return builtins_->namespaces.count(qual.substr(0, qual.find('.'))) > 0 || builtin(qual) != nullptr;
+}
+
+std::optional<Value> Interpreter::module_named(const std::string& qual, const ir::Span& site, std::string& why) {
+  if (natively_modelled(qual)) {
+    if (const Value* v = builtin(qual)) return *v;
+    return namespace_value(qual);
+  }
+  return import_source(qual, site, why);
+}
+
 bool Interpreter::package_installed(const std::string& qual) {
   const std::string top = qual.substr(0, qual.find('.'));
-  if (builtins_->namespaces.count(top) || builtin(top)) return true;
+  if (natively_modelled(top)) return true;
   if (!loader_) return false;
   std::vector<std::string> dirs = search_roots();
   dirs.insert(dirs.end(), site_packages_.begin(), site_packages_.end());
@@ -821,12 +833,8 @@ bool Interpreter::package_installed(const std::string& qual) {
 }
 
 Value Interpreter::import_by_name(const std::string& qual, const ir::Span& site) {
-  if (builtins_->namespaces.count(qual.substr(0, qual.find('.'))) || builtin(qual)) {
-    if (const Value* v = builtin(qual)) return *v;
-    return namespace_value(qual);
-  }
   std::string why;
-  auto m = import_source(qual, site, why);
+  auto m = module_named(qual, site, why);
   if (pending_) return Value::none();
   if (!m) return raise("ModuleNotFoundError", why, site);
   return bound_module(*m);
@@ -875,17 +883,7 @@ Value Interpreter::function_introspection(const FunctionObj& f, const std::strin
 
 void Interpreter::import_module(const Stmt& s, Frame& frame) {
   ir::Span site = absolute(s.span, frame.unit);
-  // Modules shardlens models natively (torch, math, ...) are never read from source.
-  auto native = [&](const std::string& module) {
-    return builtins_->namespaces.count(module.substr(0, module.find('.'))) > 0 || builtin(module) != nullptr;
-  };
-  auto find_module = [&](const std::string& qual, std::string& why) -> std::optional<Value> {
-    if (native(qual)) {
-      if (const Value* v = builtin(qual)) return *v;
-      return namespace_value(qual);
-    }
-    return import_source(qual, site, why);
-  };
+  auto find_module = [&](const std::string& qual, std::string& why) { return module_named(qual, site, why); };
   // A module that is not there: inside `try: ... except ImportError:` the import raises, so the
   // script's fallback is analysed; elsewhere each name it would bind is an unknown saying why.
   auto absent = [&](const std::string& module, const std::string& why) {

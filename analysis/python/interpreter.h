@@ -237,6 +237,10 @@ class Interpreter {
   // An absolute module read from source, its parent packages first (each runs once, as Python's
   // sys.modules keeps them). nullopt: no such module on the search path (*why says so).
   std::optional<Value> import_source(const std::string& qualname, const ir::Span& site, std::string& why);
+  // Modules shardlens models natively (torch, math, ...) are never read from source.
+  bool natively_modelled(const std::string& qualname) const;
+  // A natively modelled module, or one read from source (import_source).
+  std::optional<Value> module_named(const std::string& qualname, const ir::Span& site, std::string& why);
   Flow exec_units(const std::vector<std::shared_ptr<Unit>>& units, const std::shared_ptr<Scope>& scope);
   Scope* globals_of(const Frame& frame) const { return frame.scope && frame.scope->globals ? frame.scope->globals : globals_.get(); }
   std::vector<std::string> search_roots();
